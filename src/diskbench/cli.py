@@ -1,0 +1,257 @@
+"""The command line: parse, call the library, render. Nothing here a library user would need."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.table import Table
+
+from . import __version__
+from .doctor import checks
+from .errors import DiskbenchError
+from .execute import Runner, RunOptions
+from .executor import LocalExecutor
+from .importer import import_fio
+from .plan import build_plan
+from .profile import bundled_profiles, load_profile, parse_profile, profile_json_schema
+from .render import job_filename, render_fio
+from .report import FORMATS, render
+from .store import Store
+from .ui import UI
+from .units import human_seconds
+
+format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
+                             show_default=True, help="Output format.")
+profile_option = click.option("--profile", "-p", "profile", required=True, metavar="NAME|FILE",
+                              help="A bundled profile name (see `diskbench profiles`) or a YAML file.")
+target_option = click.option("--target", "-t", "target", metavar="DIR",
+                             help="Run in this existing directory instead of the profile's target.")
+
+
+class App:
+    """Shared state of one invocation: where the store is, and who prints."""
+
+    def __init__(self, db: str | None, quiet: bool) -> None:
+        self.db = db
+        self.ui = UI(quiet=quiet)
+
+    def store(self) -> Store:
+        return Store(self.db)
+
+    def emit(self, fmt: str, run: dict[str, Any], results: list[Any]) -> None:
+        out = render(fmt, run, results)
+        if isinstance(out, Table):
+            self.ui.print(out)
+            for note in sorted({n for r in results for n in r.notes}):
+                self.ui.line(f"note: {note}")
+        else:
+            self.ui.write(out)
+
+
+pass_app = click.make_pass_decorator(App)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="diskbench")
+@click.option("--db", envvar="DISKBENCH_DB", metavar="PATH",
+              help="Result store (SQLite). Default: the user data dir; env DISKBENCH_DB.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress lines.")
+@click.pass_context
+def cli(ctx: click.Context, db: str | None, quiet: bool) -> None:
+    """Benchmark storage with fio: profile -> plan -> run -> parse -> store -> report."""
+    ctx.obj = App(db, quiet)
+
+
+@cli.command()
+@profile_option
+@target_option
+@format_option
+@pass_app
+def run(app: App, profile: str, target: str | None, fmt: str) -> None:
+    """Run a profile and print its results."""
+    plan = build_plan(load_profile(profile), target_dir=_target(target))
+    store = app.store()
+    outcome = Runner(store, app.ui).start(plan, RunOptions(target_dir=_target(target)))
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+@cli.command()
+@click.argument("run_id")
+@format_option
+@pass_app
+def resume(app: App, run_id: str, fmt: str) -> None:
+    """Run the jobs of an interrupted or failed run that have no result yet."""
+    store = app.store()
+    outcome = Runner(store, app.ui).resume(run_id)
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) -> None:
+    run = store.get_run(run_id)
+    app.emit(fmt, run, store.get_results(run_id))
+    if run["status"] != "completed":
+        raise DiskbenchError(
+            f"run {run_id} is {run['status']}: {len(messages)} job(s) failed ({messages[0]})"
+            if messages else f"run {run_id} is {run['status']}",
+            hint=f"raw outputs are in {run['artifacts_dir']}; `diskbench resume {run_id}` retries",
+        )
+
+
+def _target(target: str | None) -> str | None:
+    return str(Path(target).resolve()) if target else None
+
+
+@cli.command()
+@profile_option
+@target_option
+@pass_app
+def plan(app: App, profile: str, target: str | None) -> None:
+    """Show what a profile would run, and for how long, without running anything."""
+    p = build_plan(load_profile(profile), target_dir=_target(target))
+    table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
+                  title_justify="left")
+    for head in ("#", "machine", "target", "workload", "rw", "bs", "iodepth", "numjobs",
+                 "size", "runtime", "expected"):
+        table.add_column(head)
+    for j in p.jobs:
+        w = j.workload
+        machine = j.machine if j.provider == "local" else f"{j.machine} ({j.provider})"
+        table.add_row(str(j.seq + 1), machine, j.target_label, w.name, str(w.rw), str(w.bs),
+                      str(w.iodepth), str(w.numjobs), str(w.size), str(w.runtime),
+                      human_seconds(j.expected_s))
+    table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
+    app.ui.print(table)
+    remote = {j.provider for j in p.jobs} - {"local"}
+    if remote:
+        app.ui.line(f"note: machines of this profile need the {', '.join(sorted(remote))} "
+                    "provider to run; `diskbench run` refuses them for now")
+
+
+@cli.command("render")
+@profile_option
+@target_option
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@pass_app
+def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
+    """Write the fio job files of a profile, to read or to run by hand."""
+    p = build_plan(load_profile(profile), target_dir=_target(target))
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for job in p.jobs:
+        directory = job.target.dir if job.target.dir else "./diskbench-scratch"
+        path = folder / job_filename(job)
+        path.write_text(render_fio(job, directory), encoding="utf-8")
+        app.ui.line(str(path))
+
+
+@cli.command()
+@pass_app
+def profiles(app: App) -> None:
+    """List the bundled profiles."""
+    table = Table(title="bundled profiles", title_justify="left")
+    table.add_column("name")
+    table.add_column("description")
+    for name, path in bundled_profiles().items():
+        try:
+            description = parse_profile(path.read_text(), str(path)).description
+        except DiskbenchError as exc:
+            description = f"(invalid: {exc})"
+        table.add_row(name, description)
+    app.ui.print(table)
+
+
+@cli.command("profile-schema")
+@pass_app
+def profile_schema(app: App) -> None:
+    """Print the JSON Schema of the profile format."""
+    app.ui.write(json.dumps(profile_json_schema(), indent=2) + "\n")
+
+
+@cli.command()
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+@pass_app
+def runs(app: App, limit: int) -> None:
+    """List stored runs, newest first."""
+    table = Table(title=f"runs in {app.store().path}", title_justify="left")
+    for head in ("id", "profile", "origin", "started", "status", "jobs", "host"):
+        table.add_column(head)
+    for r in app.store().list_runs(limit):
+        counts = r["job_counts"]
+        jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
+        table.add_row(r["id"], r["profile"], r["origin"], r["started"], r["status"], jobs,
+                      str(r["facts"].get("hostname", "-")))
+    app.ui.print(table)
+
+
+@cli.command()
+@click.argument("run_id")
+@format_option
+@pass_app
+def show(app: App, run_id: str, fmt: str) -> None:
+    """Print a stored run again (RUN_ID may be a unique prefix or `last`)."""
+    store = app.store()
+    run = store.get_run(run_id)
+    app.emit(fmt, run, store.get_results(run["id"]))
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--no-store", is_flag=True, help="Print only; do not store.")
+@click.option("--per-job", is_flag=True, help="One result per job name, not per reporting group.")
+@format_option
+@pass_app
+def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) -> None:
+    """Read an fio output file (json or json+, noise included) and store/print it."""
+    if not file.exists():
+        raise DiskbenchError(f"{file}: no such file")
+    imported = import_fio(file, store=None if no_store else app.store(), per_job=per_job)
+    app.emit(fmt, imported.run, imported.results)
+    for error in imported.errors:
+        app.ui.warn(f"{file}: {error}")
+
+
+@cli.command()
+@pass_app
+def doctor(app: App) -> None:
+    """Say what is installed and what is missing, with the command that fixes it."""
+    missing = 0
+    for check in checks(LocalExecutor(), app.db):
+        mark = "ok     " if check.ok else "MISSING"
+        fix = f"  -> {check.fix}" if check.fix else ""
+        app.ui.print(f"{mark} {check.name:8} {check.detail}{fix}")
+        missing += not check.ok
+    if missing:
+        raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: user errors as one line, tracebacks only with DISKBENCH_DEBUG=1."""
+    debug = os.environ.get("DISKBENCH_DEBUG") == "1"
+    try:
+        rv = cli.main(args=argv, prog_name="diskbench", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("error: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except DiskbenchError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for users
+        if debug:
+            raise
+        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+                   "(set DISKBENCH_DEBUG=1 to see the traceback, and please report it)", err=True)
+        sys.exit(70)
+    sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,151 @@
+"""Where commands run. One seam: local today, SSH and others plug in here.
+
+The runner only speaks to an Executor, so a job runs the same way on this machine and on a
+remote host; an executor decides how to keep a long fio alive and how to stream its status.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ExecutionError
+
+
+@dataclass
+class Completed:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Executor(ABC):
+    """Run commands and move files on one host."""
+
+    name: str
+
+    @abstractmethod
+    def run(self, argv: list[str], *, timeout: float = 60.0) -> Completed:
+        """Run a short command to completion and capture its output."""
+
+    @abstractmethod
+    def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
+               stdout_path: Path, stderr_path: Path) -> int:
+        """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams."""
+
+    @abstractmethod
+    def which(self, program: str) -> str | None: ...
+
+    @abstractmethod
+    def write_text(self, path: str, text: str) -> None: ...
+
+    @abstractmethod
+    def fetch(self, path: str, dest: Path) -> bool:
+        """Copy a host file into the local artifacts; False if it does not exist."""
+
+    @abstractmethod
+    def make_scratch_dir(self, near: str | None = None) -> str: ...
+
+    @abstractmethod
+    def remove_tree(self, path: str) -> None: ...
+
+    @abstractmethod
+    def is_dir(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def workspace(self, local_dir: Path) -> str:
+        """Where this host keeps a job's files (job file, fio output) for ``local_dir``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+
+class LocalExecutor(Executor):
+    """This machine, through subprocess."""
+
+    name = "local"
+
+    def __init__(self, scratch_base: str | None = None) -> None:
+        self.scratch_base = scratch_base
+
+    def run(self, argv: list[str], *, timeout: float = 60.0) -> Completed:
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                                  errors="replace", check=False)
+        except FileNotFoundError:
+            return Completed(argv, 127, "", f"{argv[0]}: command not found")
+        except subprocess.TimeoutExpired:
+            return Completed(argv, 124, "", f"{argv[0]}: timed out after {timeout:.0f}s")
+        return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
+
+    def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
+               stdout_path: Path, stderr_path: Path) -> int:
+        with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
+            try:
+                proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err,
+                                        start_new_session=True)
+            except FileNotFoundError:
+                raise ExecutionError(f"{argv[0]} is not installed") from None
+            assert proc.stdout is not None
+            watchdog = threading.Timer(timeout, _stop, [proc])  # a hung fio is stopped, not waited on
+            watchdog.start()
+            try:
+                for chunk in iter(lambda: proc.stdout.read1(4096), b""):  # type: ignore[attr-defined]
+                    out.write(chunk)
+                    on_output(chunk.decode("utf-8", "replace"))
+                return proc.wait()
+            except BaseException:
+                _stop(proc)
+                raise
+            finally:
+                watchdog.cancel()
+
+    def which(self, program: str) -> str | None:
+        return shutil.which(program)
+
+    def write_text(self, path: str, text: str) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")
+
+    def fetch(self, path: str, dest: Path) -> bool:
+        src = Path(path)
+        if not src.exists():
+            return False
+        if src.resolve() != dest.resolve():
+            shutil.copyfile(src, dest)
+        return True
+
+    def make_scratch_dir(self, near: str | None = None) -> str:
+        base = Path(near or self.scratch_base or tempfile.gettempdir())
+        base.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkdtemp(prefix="diskbench-scratch-", dir=base)
+
+    def remove_tree(self, path: str) -> None:
+        shutil.rmtree(path, ignore_errors=True)
+
+    def is_dir(self, path: str) -> bool:
+        return Path(path).is_dir()
+
+    def workspace(self, local_dir: Path) -> str:
+        return str(local_dir)  # this host: write straight into the artifacts
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop fio the way Ctrl-C would (it then writes partial results), then harder."""
+    for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        try:
+            os.killpg(proc.pid, sig)
+            proc.wait(timeout=wait)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            continue

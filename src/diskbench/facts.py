@@ -1,0 +1,89 @@
+"""What a run ran on: host, kernel, CPU, memory, fio, and the target's filesystem and device."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from typing import Any
+
+from .executor import Executor
+
+
+def fio_version(ex: Executor) -> str | None:
+    out = ex.run(["fio", "--version"], timeout=20)
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip().removeprefix("fio-") or None
+
+
+def host_facts(ex: Executor) -> dict[str, Any]:
+    facts: dict[str, Any] = {"executor": ex.name}
+    for key, argv in {"hostname": ["uname", "-n"], "kernel": ["uname", "-r"],
+                      "arch": ["uname", "-m"], "cpus": ["nproc"]}.items():
+        out = ex.run(argv)
+        if out.returncode == 0:
+            facts[key] = out.stdout.strip()
+    if "cpus" in facts and facts["cpus"].isdigit():
+        facts["cpus"] = int(facts["cpus"])
+    facts.update(_proc_facts(ex))
+    facts["fio_version"] = fio_version(ex)
+    if ex.name == "local":
+        facts["python"] = platform.python_version()
+    return facts
+
+
+def _proc_facts(ex: Executor) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    mem = ex.run(["cat", "/proc/meminfo"])
+    if m := re.search(r"^MemTotal:\s+(\d+) kB", mem.stdout, re.MULTILINE):
+        out["memory_bytes"] = int(m.group(1)) * 1024
+    cpu = ex.run(["cat", "/proc/cpuinfo"])
+    if m := re.search(r"^model name\s*:\s*(.+)$", cpu.stdout, re.MULTILINE):
+        out["cpu_model"] = m.group(1).strip()
+    osr = ex.run(["cat", "/etc/os-release"])
+    if m := re.search(r'^PRETTY_NAME="?([^"\n]+)"?', osr.stdout, re.MULTILINE):
+        out["os"] = m.group(1)
+    return out
+
+
+def target_facts(ex: Executor, path: str) -> dict[str, Any]:
+    """Filesystem of ``path`` and the disks beneath it (model, rotational, scheduler)."""
+    facts: dict[str, Any] = {"path": path}
+    mnt = ex.run(["findmnt", "-J", "-T", path, "-o", "TARGET,SOURCE,FSTYPE,OPTIONS"])
+    try:
+        fs = json.loads(mnt.stdout)["filesystems"][0]
+    except (ValueError, KeyError, IndexError):
+        return facts
+    facts.update(mountpoint=fs.get("target"), source=fs.get("source"), fstype=fs.get("fstype"),
+                 mount_options=fs.get("options"))
+    source = str(fs.get("source") or "")
+    if source.startswith("/dev/"):
+        facts["devices"] = _disks_under(ex, source.split("[")[0])
+    return facts
+
+
+def _disks_under(ex: Executor, device: str) -> list[dict[str, Any]]:
+    out = ex.run(["lsblk", "-J", "-s", "-o", "NAME,TYPE,MODEL,ROTA,SCHED,SIZE,TRAN", device])
+    try:
+        roots = json.loads(out.stdout)["blockdevices"]
+    except (ValueError, KeyError):
+        return []
+    nodes: list[dict[str, Any]] = []
+    stack = list(roots)
+    while stack:
+        node = stack.pop(0)
+        stack.extend(node.pop("children", None) or [])
+        node["rotational"] = _as_bool(node.pop("rota", None))
+        node["scheduler"] = node.pop("sched", None)
+        nodes.append(node)
+    # The disks beneath partitions, LVM or md; a loop device or the like stands for itself.
+    return [n for n in nodes if n.get("type") == "disk"] or nodes[-1:]
+
+
+def _as_bool(value: Any) -> bool | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    return str(value).strip() in ("1", "true")

@@ -1,0 +1,70 @@
+"""Bring fio output that someone ran by hand into the store, like a run."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import DiskbenchError
+from .model import GroupResult
+from .parse import extract_fio_document, parse_fio_document
+from .store import Store, StoredResult, now_iso
+
+IMPORT_TARGET = "imported"
+
+
+@dataclass
+class Imported:
+    run: dict[str, Any]
+    results: list[StoredResult]
+    errors: list[str]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise DiskbenchError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _rows(run_id: str, groups: list[GroupResult], host: str) -> list[StoredResult]:
+    return [
+        StoredResult(run_id=run_id, job_key=g.name, workload=g.name, target=IMPORT_TARGET,
+                     host=",".join(g.hosts) or host, engine=g.engine,
+                     engine_version=g.engine_version, jobs=g.jobs, result=d, errors=g.errors,
+                     notes=g.notes)
+        for g in groups for d in g.directions
+    ]
+
+
+def import_fio(path: Path, *, store: Store | None, per_job: bool = False) -> Imported:
+    text = _read(path)
+    doc = extract_fio_document(text, str(path))
+    try:
+        groups = parse_fio_document(doc, per_job=per_job)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DiskbenchError(f"{path}: unexpected fio JSON layout ({exc!r})") from None
+    facts = {"fio_version": str(doc.get("fio version", "")).removeprefix("fio-"),
+             "fio_time": doc.get("time"), "global_options": doc.get("global options"),
+             "source_file": str(path.resolve())}
+    errors = [e for g in groups for e in g.errors]
+    status = "partial" if errors else "completed"
+    profile = f"import:{path.name}"
+    if store is None:
+        run = {"id": "-", "profile": profile, "origin": "import", "started": now_iso(),
+               "finished": now_iso(), "status": status, "facts": facts, "options": {}}
+        return Imported(run, _rows("-", groups, "imported"), errors)
+    run_id = store.create_run(profile=profile, profile_path=str(path.resolve()), profile_text=None,
+                              options={"per_job": per_job}, origin="import", facts=facts)
+    shutil.copyfile(path, store.run_artifacts(run_id) / path.name)  # keep it to re-parse later
+    store.add_jobs(run_id, [{"key": g.name, "workload": g.name, "target": IMPORT_TARGET,
+                             "host": ",".join(g.hosts) or "imported"} for g in groups])
+    for g in groups:
+        store.add_results(run_id, g.name, g, workload=g.name, target=IMPORT_TARGET,
+                          host=",".join(g.hosts) or "imported")
+        store.update_job(run_id, g.name, status="failed" if g.errors else "done",
+                         finished=now_iso(), message="; ".join(g.errors) or None)
+    store.finish_run(run_id, status)
+    return Imported(store.get_run(run_id), store.get_results(run_id), errors)

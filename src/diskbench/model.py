@@ -1,0 +1,79 @@
+"""The result model every engine's output is parsed into, and every report reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# fio's default percentile list; diskbench asks fio for exactly these.
+PERCENTILES: tuple[float, ...] = (
+    1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99,
+)
+TABLE_PERCENTILES: tuple[float, ...] = (50, 90, 95, 99, 99.9, 99.99)
+DIRECTIONS = ("read", "write", "trim", "total")
+
+
+def pkey(p: float) -> str:
+    """Percentile key as shown and stored: 50 -> 'p50', 99.9 -> 'p99.9'."""
+    return f"p{float(p):g}"
+
+
+@dataclass
+class Latency:
+    """Completion latency in microseconds."""
+
+    min: float
+    mean: float
+    max: float
+    stdev: float
+    samples: int
+    percentiles: dict[str, float] = field(default_factory=dict)
+    exact: bool = True  # False when percentiles of several jobs had to be combined without bins
+    bins: dict[int, int] | None = None  # raw fio bins (engine units), kept out of reports
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "min": self.min, "mean": self.mean, "max": self.max, "stdev": self.stdev,
+            "samples": self.samples,
+        }
+        out.update(self.percentiles)
+        out["percentiles_exact"] = self.exact
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Latency:
+        pct = {k: float(v) for k, v in data.items() if k.startswith("p") and k[1:2].isdigit()}
+        return cls(
+            min=data["min"], mean=data["mean"], max=data["max"], stdev=data["stdev"],
+            samples=data.get("samples", 0), percentiles=pct,
+            exact=data.get("percentiles_exact", True),
+        )
+
+
+@dataclass
+class DirectionResult:
+    direction: str
+    iops: float
+    bw_bytes_per_s: float
+    ios: int
+    io_bytes: int
+    runtime_s: float
+    clat: Latency | None
+
+
+@dataclass
+class GroupResult:
+    """One reporting group (or one job name with ``per_job``): what a workload measured."""
+
+    name: str
+    job_names: list[str]
+    jobs: int
+    engine: str
+    engine_version: str
+    directions: list[DirectionResult]
+    hosts: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def direction(self, name: str) -> DirectionResult | None:
+        return next((d for d in self.directions if d.direction == name), None)

@@ -1,0 +1,139 @@
+"""Stored results -> table, JSON (schema diskbench.results/1), Markdown, CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.table import Table
+
+from .model import PERCENTILES, TABLE_PERCENTILES, pkey
+from .store import StoredResult
+
+SCHEMA = "diskbench.results/1"
+FORMATS = ("table", "json", "markdown", "csv")
+MIB = 1024.0 * 1024.0
+_RUN_KEYS = ("id", "profile", "origin", "started", "finished", "status")
+
+
+def result_json(r: StoredResult) -> dict[str, Any]:
+    d = r.result
+    return {
+        "job": r.job_key, "workload": r.workload, "target": r.target, "host": r.host,
+        "engine": r.engine, "engine_version": r.engine_version, "jobs": r.jobs,
+        "direction": d.direction, "iops": d.iops, "bw_bytes_per_s": d.bw_bytes_per_s,
+        "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": d.runtime_s,
+        "clat_us": d.clat.to_json() if d.clat else None,
+        "errors": r.errors, "notes": r.notes,
+    }
+
+
+def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
+    doc = {
+        "schema": SCHEMA,
+        "run": {**{k: run.get(k) for k in _RUN_KEYS}, "host": run.get("facts", {}),
+                "options": run.get("options", {})},
+        "results": [result_json(r) for r in results],
+    }
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+def _fmt(value: float | None, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.{digits}f}"
+
+
+def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
+    many_targets = len({(r.host, r.target) for r in results}) > 1
+    inexact = any(r.result.clat and not r.result.clat.exact for r in results)
+    return many_targets, inexact
+
+
+def _row(r: StoredResult, with_target: bool) -> list[str]:
+    d = r.result
+    pct = d.clat.percentiles if d.clat else {}
+    row = [r.workload]
+    if with_target:
+        row.append(r.target if r.host == "local" else f"{r.host}:{r.target}")
+    mark = "" if not d.clat or d.clat.exact else "~"
+    row += [d.direction, _fmt(d.iops, 0), _fmt(d.bw_bytes_per_s / MIB, 1)]
+    row += [mark + _fmt(pct.get(pkey(p))) for p in TABLE_PERCENTILES]
+    return row
+
+
+def _headers(with_target: bool) -> list[str]:
+    head = ["workload"] + (["target"] if with_target else []) + ["dir", "IOPS", "MiB/s"]
+    return head + [f"{pkey(p)} µs" for p in TABLE_PERCENTILES]
+
+
+def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
+    facts = run.get("facts", {})
+    host = facts.get("hostname") or "-"
+    targets = sorted({r.target for r in results})
+    where = f" · target {targets[0]}" if len(targets) == 1 else ""
+    return f"run {run['id']} · {run['profile']} · {run['status']} · {host}{where}"
+
+
+def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> Table:
+    with_target, inexact = _columns(results)
+    table = Table(title=_title(run, results), title_justify="left")
+    for i, head in enumerate(_headers(with_target)):
+        table.add_column(head, justify="left" if i < 2 + with_target else "right")
+    for r in results:
+        table.add_row(*_row(r, with_target))
+    captions = []
+    if inexact:
+        captions.append("~ percentiles not merged exactly (no latency bins in the fio output)")
+    captions += sorted({e for r in results for e in r.errors})
+    if captions:
+        table.caption = "\n".join(captions)
+        table.caption_justify = "left"
+    return table
+
+
+def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
+    with_target, inexact = _columns(results)
+    head = _headers(with_target)
+    lines = [f"### {_title(run, results)}", "", "| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i < 2 + with_target else "---:" for i in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(_row(r, with_target)) + " |" for r in results]
+    if inexact:
+        lines += ["", "~ percentiles not merged exactly (no latency bins in the fio output)"]
+    for err in sorted({e for r in results for e in r.errors}):
+        lines += ["", f"**error:** {err}"]
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = (
+    ["run_id", "job", "workload", "target", "host", "engine", "engine_version", "direction",
+     "iops", "bw_bytes_per_s", "ios", "io_bytes", "runtime_s", "clat_min_us", "clat_mean_us",
+     "clat_max_us", "clat_stdev_us", "clat_samples"]
+    + [f"clat_{pkey(p)}_us" for p in PERCENTILES]
+    + ["percentiles_exact", "errors"]
+)
+
+
+def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for r in results:
+        d, c = r.result, r.result.clat
+        row: list[Any] = [run["id"], r.job_key, r.workload, r.target, r.host, r.engine,
+                          r.engine_version, d.direction, d.iops, d.bw_bytes_per_s, d.ios,
+                          d.io_bytes, d.runtime_s]
+        row += [c.min, c.mean, c.max, c.stdev, c.samples] if c else [""] * 5
+        row += [c.percentiles.get(pkey(p), "") if c else "" for p in PERCENTILES]
+        row += [c.exact if c else "", "; ".join(r.errors)]
+        writer.writerow(row)
+    return buf.getvalue()
+
+
+def render(fmt: str, run: dict[str, Any], results: Sequence[StoredResult]) -> str | Table:
+    if fmt == "table":
+        return to_table(run, results)
+    return {"json": to_json, "markdown": to_markdown, "csv": to_csv}[fmt](run, results)

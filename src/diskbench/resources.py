@@ -1,0 +1,24 @@
+"""Find the templates and bundled profiles, in a wheel or in a source checkout."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_PKG = Path(__file__).resolve().parent
+
+
+def _locate(name: str) -> Path:
+    # A wheel carries the folders inside the package; an editable install reads the
+    # top-level folders of the checkout (src/diskbench -> ../../name).
+    for candidate in (_PKG / name, _PKG.parent.parent / name):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"diskbench installation is missing its {name}/ folder")
+
+
+def templates_dir() -> Path:
+    return _locate("templates")
+
+
+def profiles_dir() -> Path:
+    return _locate("profiles")

@@ -1,0 +1,304 @@
+"""SQLite result store with a versioned schema; each result is committed the moment it exists."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from .errors import StoreError
+from .model import DirectionResult, GroupResult, Latency
+
+# Each entry migrates the schema from version i to i + 1; never edit a released entry.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        profile TEXT NOT NULL,
+        profile_path TEXT,
+        profile_text TEXT,
+        options TEXT NOT NULL DEFAULT '{}',
+        origin TEXT NOT NULL DEFAULT 'run',
+        started TEXT NOT NULL,
+        finished TEXT,
+        status TEXT NOT NULL,
+        facts TEXT NOT NULL DEFAULT '{}',
+        artifacts_dir TEXT,
+        pid INTEGER,
+        hostname TEXT
+    );
+    CREATE TABLE jobs (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        workload TEXT NOT NULL,
+        target TEXT NOT NULL,
+        host TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        rendered TEXT,
+        started TEXT,
+        finished TEXT,
+        exit_code INTEGER,
+        message TEXT,
+        facts TEXT NOT NULL DEFAULT '{}',
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE TABLE results (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        job_key TEXT NOT NULL,
+        workload TEXT NOT NULL,
+        target TEXT NOT NULL,
+        host TEXT NOT NULL,
+        engine TEXT NOT NULL,
+        engine_version TEXT NOT NULL,
+        direction TEXT NOT NULL,
+        iops REAL NOT NULL,
+        bw_bytes_per_s REAL NOT NULL,
+        ios INTEGER NOT NULL,
+        io_bytes INTEGER NOT NULL,
+        runtime_s REAL NOT NULL,
+        clat TEXT,
+        clat_bins TEXT,
+        jobs INTEGER NOT NULL DEFAULT 1,
+        errors TEXT NOT NULL DEFAULT '[]',
+        notes TEXT NOT NULL DEFAULT '[]',
+        created TEXT NOT NULL
+    );
+    CREATE INDEX results_run ON results(run_id, job_key);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+TERMINAL = ("completed", "partial", "failed", "interrupted")
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+
+
+def default_db_path() -> Path:
+    env = os.environ.get("DISKBENCH_DB")
+    if env:
+        return Path(env)
+    return Path(platformdirs.user_data_dir("diskbench")) / "diskbench.sqlite"
+
+
+@dataclass
+class StoredResult:
+    run_id: str
+    job_key: str
+    workload: str
+    target: str
+    host: str
+    engine: str
+    engine_version: str
+    jobs: int
+    result: DirectionResult
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class Store:
+    """The result database plus an artifacts folder beside it (raw outputs, job files)."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path else default_db_path()
+        self.artifacts_root = self.path.parent / "artifacts"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot open result store {self.path}: {exc}",
+                             hint="pass --db PATH or set DISKBENCH_DB") from None
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def _migrate(self) -> None:
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path} is not a diskbench store: {exc}") from None
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path} has schema version {version}; this diskbench knows {SCHEMA_VERSION}",
+                hint="upgrade diskbench",
+            )
+        for index in range(version, SCHEMA_VERSION):
+            with self._tx() as db:
+                for statement in MIGRATIONS[index].split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {index + 1}")
+
+    def run_artifacts(self, run_id: str) -> Path:
+        path = self.artifacts_root / run_id
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    # --- runs -----------------------------------------------------------------------------
+    def create_run(self, *, profile: str, profile_path: str | None, profile_text: str | None,
+                   options: dict[str, Any], origin: str = "run", run_id: str | None = None,
+                   facts: dict[str, Any] | None = None) -> str:
+        run_id = run_id or new_run_id()
+        with self._tx() as db:
+            db.execute(
+                "INSERT INTO runs (id, profile, profile_path, profile_text, options, origin, started,"
+                " status, facts, artifacts_dir, pid, hostname) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, profile, profile_path, profile_text, json.dumps(options), origin, now_iso(),
+                 "running", json.dumps(facts or {}), str(self.artifacts_root / run_id), os.getpid(),
+                 os.uname().nodename),
+            )
+        return run_id
+
+    def update_run(self, run_id: str, **fields: Any) -> None:
+        cols = {k: json.dumps(v) if k in ("facts", "options") else v for k, v in fields.items()}
+        sets = ", ".join(f"{k} = ?" for k in cols)
+        with self._tx() as db:
+            db.execute(f"UPDATE runs SET {sets} WHERE id = ?", (*cols.values(), run_id))
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        self.update_run(run_id, status=status, finished=now_iso(), pid=None)
+
+    def get_run(self, run_ref: str) -> dict[str, Any]:
+        if run_ref in ("last", "latest"):
+            rows = self.db.execute("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT 1").fetchall()
+        else:
+            rows = self.db.execute(
+                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id", (run_ref, run_ref + "%")
+            ).fetchall()
+            exact = [r for r in rows if r["id"] == run_ref]
+            rows = exact or rows
+        if not rows:
+            raise StoreError(f"no run {run_ref!r} in {self.path}", hint="see `diskbench runs`")
+        if len(rows) > 1:
+            ids = ", ".join(r["id"] for r in rows[:5])
+            raise StoreError(f"run id {run_ref!r} is ambiguous: {ids}")
+        return self._run_dict(rows[0])
+
+    def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT * FROM runs ORDER BY started DESC, id DESC"
+        rows = self.db.execute(sql + (f" LIMIT {int(limit)}" if limit else "")).fetchall()
+        return [self._run_dict(r) for r in rows]
+
+    def _run_dict(self, row: sqlite3.Row) -> dict[str, Any]:
+        run = dict(row)
+        run["options"] = json.loads(run["options"] or "{}")
+        run["facts"] = json.loads(run["facts"] or "{}")
+        if run["status"] == "running" and not _alive(run.get("pid"), run.get("hostname")):
+            run["status"] = "interrupted"  # the process that owned it is gone: crash or kill
+        counts = self.db.execute(
+            "SELECT status, COUNT(*) FROM jobs WHERE run_id = ? GROUP BY status", (run["id"],)
+        ).fetchall()
+        run["job_counts"] = {s: n for s, n in counts}
+        return run
+
+    # --- jobs -----------------------------------------------------------------------------
+    def add_jobs(self, run_id: str, jobs: list[dict[str, Any]]) -> None:
+        with self._tx() as db:
+            for seq, job in enumerate(jobs):
+                db.execute(
+                    "INSERT OR IGNORE INTO jobs (run_id, key, seq, workload, target, host, rendered)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    (run_id, job["key"], seq, job["workload"], job["target"], job["host"],
+                     job.get("rendered")),
+                )
+
+    def update_job(self, run_id: str, key: str, **fields: Any) -> None:
+        cols = {k: json.dumps(v) if k == "facts" else v for k, v in fields.items()}
+        sets = ", ".join(f"{k} = ?" for k in cols)
+        with self._tx() as db:
+            db.execute(f"UPDATE jobs SET {sets} WHERE run_id = ? AND key = ?",
+                       (*cols.values(), run_id, key))
+
+    def get_jobs(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM jobs WHERE run_id = ? ORDER BY seq", (run_id,))
+        out = []
+        for row in rows.fetchall():
+            job = dict(row)
+            job["facts"] = json.loads(job["facts"] or "{}")
+            out.append(job)
+        return out
+
+    # --- results --------------------------------------------------------------------------
+    def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str,
+                    target: str, host: str) -> None:
+        """Commit every direction of one parsed group in one transaction."""
+        with self._tx() as db:
+            for d in group.directions:
+                db.execute(
+                    "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
+                    " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
+                    " clat, clat_bins, jobs, errors, notes, created)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (run_id, job_key, workload, target, host, group.engine, group.engine_version,
+                     d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
+                     json.dumps(d.clat.to_json()) if d.clat else None,
+                     json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
+                     group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso()),
+                )
+
+    def get_results(self, run_id: str) -> list[StoredResult]:
+        rows = self.db.execute(
+            "SELECT r.* FROM results r LEFT JOIN jobs j ON j.run_id = r.run_id AND j.key = r.job_key"
+            " WHERE r.run_id = ? ORDER BY COALESCE(j.seq, 0), r.id", (run_id,)
+        ).fetchall()
+        return [_stored(row) for row in rows]
+
+    def result_keys(self, run_id: str) -> set[str]:
+        rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
+        return {r[0] for r in rows.fetchall()}
+
+
+def _stored(row: sqlite3.Row) -> StoredResult:
+    clat = Latency.from_json(json.loads(row["clat"])) if row["clat"] else None
+    return StoredResult(
+        run_id=row["run_id"], job_key=row["job_key"], workload=row["workload"],
+        target=row["target"], host=row["host"], engine=row["engine"],
+        engine_version=row["engine_version"], jobs=row["jobs"],
+        result=DirectionResult(
+            direction=row["direction"], iops=row["iops"], bw_bytes_per_s=row["bw_bytes_per_s"],
+            ios=row["ios"], io_bytes=row["io_bytes"], runtime_s=row["runtime_s"], clat=clat,
+        ),
+        errors=json.loads(row["errors"]), notes=json.loads(row["notes"]),
+    )
+
+
+def _alive(pid: int | None, hostname: str | None) -> bool:
+    if not pid:
+        return False
+    if hostname != os.uname().nodename:
+        return True  # another machine's process: assume it is still working
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,56 @@
+"""Sizes and durations as fio writes them (``8k``, ``128M``, ``5s``, ``2m``)."""
+
+from __future__ import annotations
+
+import re
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
+_TIME_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
+_SECONDS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes of a fio size; fio reads k/M/G as powers of 1024 (its default kb_base)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"{value!r} is not a size")
+        return value
+    m = _SIZE_RE.match(str(value))
+    if not m:
+        raise ValueError(f"{value!r} is not a size")
+    number, unit = float(m.group(1)), m.group(2).lower()
+    return int(number * _MULT[unit])
+
+
+def parse_duration(value: str | int | float) -> float:
+    """Seconds of a fio time value; a bare number is seconds, as in fio."""
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"{value!r} is not a duration")
+        return float(value)
+    m = _TIME_RE.match(str(value))
+    if not m:
+        raise ValueError(f"{value!r} is not a duration (use e.g. 30s, 2m)")
+    return float(m.group(1)) * _SECONDS[(m.group(2) or "s").lower()]
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return f"{n:.1f}TiB"
+
+
+def human_seconds(s: float) -> str:
+    s = int(round(s))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
