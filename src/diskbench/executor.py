@@ -6,6 +6,7 @@ remote host; an executor decides how to keep a long fio alive and how to stream 
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from .errors import ExecutionError
 
@@ -95,11 +97,11 @@ class LocalExecutor(Executor):
                                         start_new_session=True)
             except FileNotFoundError:
                 raise ExecutionError(f"{argv[0]} is not installed") from None
-            assert proc.stdout is not None
+            reader = cast(io.BufferedReader, proc.stdout)
             watchdog = threading.Timer(timeout, _stop, [proc])  # a hung fio is stopped, not waited on
             watchdog.start()
             try:
-                for chunk in iter(lambda: proc.stdout.read1(4096), b""):  # type: ignore[attr-defined]
+                for chunk in iter(lambda: reader.read1(4096), b""):
                     out.write(chunk)
                     on_output(chunk.decode("utf-8", "replace"))
                 return proc.wait()

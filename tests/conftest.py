@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", REPO.parent / "shared" / "fixtures"))
+FIO_FIXTURES = FIXTURES / "fio"
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts a small tmpfs)")
+
+TINY_PROFILE = """\
+name: tiny
+description: two tiny workloads for tests
+defaults:
+  size: 8M
+  runtime: 1s
+  ramp_time: 0s
+  ioengine: psync
+workloads:
+  - name: rr
+    rw: randread
+    bs: 4k
+  - name: rw-mix
+    rw: randrw
+    rwmixread: 70
+    bs: 4k
+    numjobs: 2
+"""
+
+
+@pytest.fixture
+def fio_fixtures() -> Path:
+    if not FIO_FIXTURES.is_dir():
+        pytest.fail(f"fio fixtures not found at {FIO_FIXTURES} (set DISKBENCH_FIXTURES)")
+    return FIO_FIXTURES
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "store" / "db.sqlite"
+
+
+@pytest.fixture
+def tiny_profile(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY_PROFILE)
+    return path
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def diskbench(*args: str, db: Path | None = None, env: dict[str, str] | None = None,
+              timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a child process, as a user would."""
+    full_env = {k: v for k, v in os.environ.items() if k not in ("DISKBENCH_DB", "DISKBENCH_DEBUG")}
+    full_env["CI"] = "true"
+    if db is not None:
+        full_env["DISKBENCH_DB"] = str(db)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "diskbench", *args], capture_output=True, text=True,
+                          env=full_env, timeout=timeout, check=False)
