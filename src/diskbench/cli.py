@@ -18,7 +18,7 @@ from .execute import Runner, RunOptions
 from .executor import LocalExecutor
 from .importer import import_fio
 from .plan import build_plan
-from .profile import bundled_profiles, load_profile, parse_profile, profile_json_schema
+from .profile import Machine, bundled_profiles, load_profile, parse_profile, profile_json_schema
 from .render import job_filename, render_fio
 from .report import FORMATS, render
 from .store import Store
@@ -113,15 +113,17 @@ def _target(target: str | None) -> str | None:
 def plan(app: App, profile: str, target: str | None) -> None:
     """Show what a profile would run, and for how long, without running anything."""
     p = build_plan(load_profile(profile), target_dir=_target(target))
+    machines = {m.name: m for m in p.profile.profile.machines}
     table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
                   title_justify="left")
-    for head in ("#", "machine", "target", "workload", "rw", "bs", "iodepth", "numjobs",
-                 "size", "runtime", "expected"):
+    heads = ["#", "machine"] + (["vm size", "storage"] if machines else []) + [
+        "target", "workload", "rw", "bs", "iodepth", "numjobs", "size", "runtime", "expected"]
+    for head in heads:
         table.add_column(head)
     for j in p.jobs:
         w = j.workload
-        machine = j.machine if j.provider == "local" else f"{j.machine} ({j.provider})"
-        table.add_row(str(j.seq + 1), machine, j.target_label, w.name, str(w.rw), str(w.bs),
+        vm = [machines[j.machine].size, _storage(machines[j.machine])] if machines else []
+        table.add_row(str(j.seq + 1), j.machine, *vm, j.target_label, w.name, str(w.rw), str(w.bs),
                       str(w.iodepth), str(w.numjobs), str(w.size), str(w.runtime),
                       human_seconds(j.expected_s))
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
@@ -130,6 +132,14 @@ def plan(app: App, profile: str, target: str | None) -> None:
     if remote:
         app.ui.line(f"note: machines of this profile need the {', '.join(sorted(remote))} "
                     "provider to run; `diskbench run` refuses them for now")
+
+
+def _storage(m: Machine) -> str:
+    os_disk = m.os_disk
+    parts = [f"OS ephemeral on {os_disk.ephemeral}" if os_disk.ephemeral
+             else f"OS {os_disk.type} cache={os_disk.caching}"]
+    parts += [f"{d.count}x {d.type} {d.size_gb}G cache={d.caching}" for d in m.data_disks]
+    return ", ".join(parts)
 
 
 @cli.command("render")
@@ -177,10 +187,15 @@ def profile_schema(app: App) -> None:
 @pass_app
 def runs(app: App, limit: int) -> None:
     """List stored runs, newest first."""
-    table = Table(title=f"runs in {app.store().path}", title_justify="left")
+    store = app.store()
+    listed = store.list_runs(limit)
+    if not listed:
+        app.ui.print(f"no runs in {store.path} yet; start one with `diskbench run --profile local`")
+        return
+    table = Table(title=f"runs in {store.path}", title_justify="left")
     for head in ("id", "profile", "origin", "started", "status", "jobs", "host"):
         table.add_column(head)
-    for r in app.store().list_runs(limit):
+    for r in listed:
         counts = r["job_counts"]
         jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
         table.add_row(r["id"], r["profile"], r["origin"], r["started"], r["status"], jobs,
@@ -200,15 +215,13 @@ def show(app: App, run_id: str, fmt: str) -> None:
 
 
 @cli.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-store", is_flag=True, help="Print only; do not store.")
 @click.option("--per-job", is_flag=True, help="One result per job name, not per reporting group.")
 @format_option
 @pass_app
 def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) -> None:
     """Read an fio output file (json or json+, noise included) and store/print it."""
-    if not file.exists():
-        raise DiskbenchError(f"{file}: no such file")
     imported = import_fio(file, store=None if no_store else app.store(), per_job=per_job)
     app.emit(fmt, imported.run, imported.results)
     for error in imported.errors:
