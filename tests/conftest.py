@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", REPO.parent / "shared" / "fixtures"))
+# The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
+# test_fixtures.py checks the copy against shared/ when that folder is beside the clone.
+FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", Path(__file__).parent / "fixtures"))
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 FIO_FIXTURES = FIXTURES / "fio"
 
 needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from diskbench.errors import ExecutionError
-from diskbench.execute import FioStatus, RunOptions, Runner
+from diskbench.execute import FioStatus, Runner, RunOptions
 from diskbench.executor import LocalExecutor
 from diskbench.plan import build_plan
 from diskbench.profile import load_profile

@@ -42,7 +42,8 @@ def test_not_a_database(tmp_path: Path) -> None:
 def test_results_are_visible_to_another_connection_at_once(db: Path, fio_fixtures: Path) -> None:
     store = Store(db)
     run_id = store.create_run(profile="p", profile_path=None, profile_text="x", options={})
-    store.add_jobs(run_id, [{"key": "local/scratch/a", "workload": "a", "target": "scratch", "host": "local"}])
+    job = {"key": "local/scratch/a", "workload": "a", "target": "scratch", "host": "local"}
+    store.add_jobs(run_id, [job])
     store.add_results(run_id, "local/scratch/a", _group(fio_fixtures), workload="a", target="scratch",
                       host="local")
     other = Store(db)  # as if the first process had crashed right now
@@ -55,8 +56,8 @@ def test_results_are_visible_to_another_connection_at_once(db: Path, fio_fixture
 
 def test_run_lookup_by_prefix_and_last(db: Path) -> None:
     store = Store(db)
-    a = store.create_run(profile="p", profile_path=None, profile_text=None, options={}, run_id="20260101-000000-aaaa")
-    b = store.create_run(profile="p", profile_path=None, profile_text=None, options={}, run_id="20260102-000000-bbbb")
+    a, b = (store.create_run(profile="p", profile_path=None, profile_text=None, options={}, run_id=rid)
+            for rid in ("20260101-000000-aaaa", "20260102-000000-bbbb"))
     assert store.get_run("20260101")["id"] == a
     assert store.get_run("last")["id"] == b
     with pytest.raises(StoreError, match="ambiguous"):

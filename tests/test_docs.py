@@ -1,0 +1,44 @@
+"""The README's promises: two set-up commands first, CI runs its test command, commands exist."""
+
+from __future__ import annotations
+
+import re
+
+from diskbench.cli import cli
+
+from .conftest import REPO
+
+README = (REPO / "README.md").read_text()
+
+
+def _blocks() -> list[str]:
+    return re.findall(r"```sh\n(.*?)\n```", README, re.DOTALL)
+
+
+def test_readme_starts_with_two_setup_commands() -> None:
+    head = README.split("\n## ")[0]
+    setup = re.findall(r"```sh\n(.*?)\n```", head, re.DOTALL)
+    assert len(setup) == 2
+    install_run, install_test = setup
+    assert install_run.endswith(".venv/bin/diskbench run --profile local")
+    assert "apt-get install -y fio" in install_run and "pip install -e ." in install_run
+    assert ".venv/bin/pytest" in install_test
+    assert README.index(setup[0]) < 200  # right under the title
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    test_command = _blocks()[1].split("pip install -e '.[dev]' && ")[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert test_command in ci.splitlines()
+    for package in ("fio", "openssh-server", "mdadm", "xfsprogs"):
+        assert package in ci
+
+
+def test_every_command_is_documented() -> None:
+    for name in cli.commands:
+        assert f"diskbench {name}" in README, name
+
+
+def test_bench_scripts_named_in_readme_exist() -> None:
+    for script in re.findall(r"`(bench/[a-z_]+)`", README):
+        assert (REPO / script).is_file(), script
