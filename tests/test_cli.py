@@ -29,6 +29,8 @@ def test_run_show_runs_in_every_format(db: Path, tiny_profile: Path, workdir: Pa
     assert doc["schema"] == "diskbench.results/1"
     assert doc["run"]["status"] == "completed" and doc["run"]["profile"] == "tiny"
     assert doc["run"]["host"]["fio_version"]
+    (target,) = doc["run"]["targets"].values()
+    assert target["path"] == str(workdir) and target["fstype"] and "devices" in target
     first = doc["results"][0]
     for key in ("workload", "target", "host", "engine", "engine_version", "direction", "iops",
                 "bw_bytes_per_s", "ios", "runtime_s", "clat_us"):

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ProfileError
 from .resources import profiles_dir
@@ -92,16 +101,22 @@ BUILTIN_DEFAULTS = WorkloadOptions(
 )
 
 
-class Workload(WorkloadOptions):
-    name: str = Field(description="unique name; letters, digits, . _ -")
-    description: str = ""
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
+def _named(kind: str) -> Callable[[str], str]:
+    def check(v: str) -> str:
         if not _NAME_RE.match(v):
-            raise ValueError(f"{v!r} is not a workload name (letters, digits, '.', '_', '-')")
+            raise ValueError(f"{v!r} is not a {kind} name (letters, digits, '.', '_', '-')")
         return v
+
+    return check
+
+
+WorkloadName = Annotated[str, AfterValidator(_named("workload"))]
+MachineName = Annotated[str, AfterValidator(_named("machine"))]
+
+
+class Workload(WorkloadOptions):
+    name: WorkloadName = Field(description="unique name; letters, digits, . _ -")
+    description: str = ""
 
 
 class Target(_Strict):
@@ -171,7 +186,7 @@ class DataDisk(_Strict):
 class Machine(_Strict):
     """A cloud VM to create, and the storage target on it that the workloads measure."""
 
-    name: str
+    name: MachineName
     provider: Literal["azure"] = "azure"
     region: str
     size: str = Field(description="VM size, e.g. Standard_E8ds_v4")
@@ -182,13 +197,6 @@ class Machine(_Strict):
     target: Target
     workloads: list[str] | None = Field(None, description="names of workloads to run (default all)")
     description: str = ""
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, v: str) -> str:
-        if not _NAME_RE.match(v):
-            raise ValueError(f"{v!r} is not a machine name (letters, digits, '.', '_', '-')")
-        return v
 
 
 class Profile(_Strict):

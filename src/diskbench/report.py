@@ -35,7 +35,7 @@ def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     doc = {
         "schema": SCHEMA,
         "run": {**{k: run.get(k) for k in _RUN_KEYS}, "host": run.get("facts", {}),
-                "options": run.get("options", {})},
+                "targets": run.get("targets", {}), "options": run.get("options", {})},
         "results": [result_json(r) for r in results],
     }
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"

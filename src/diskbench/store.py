@@ -217,6 +217,11 @@ class Store:
             "SELECT status, COUNT(*) FROM jobs WHERE run_id = ? GROUP BY status", (run["id"],)
         ).fetchall()
         run["job_counts"] = {s: n for s, n in counts}
+        targets = self.db.execute(
+            "SELECT host, target, facts FROM jobs WHERE run_id = ? AND facts != '{}' ORDER BY seq",
+            (run["id"],),
+        ).fetchall()
+        run["targets"] = {f"{h}/{t}": json.loads(f) for h, t, f in targets}
         return run
 
     # --- jobs -----------------------------------------------------------------------------
