@@ -60,7 +60,7 @@ MALFORMED = [
      "3: workloads[0].name: 'a b' is not a workload name"),
     ("name: t\nmachines:\n  - name: m\n    region: westeurope\n    size: Standard_E8ds_v4\n    target: temp\n"
      "    workloads: [nope]\nworkloads:\n  - {name: a, rw: read}\n",
-     "machine 'm' names unknown workload 'nope'"),
+     "'m' names unknown workload 'nope'"),
     ("name: t\nmachines:\n  - name: m\n    region: westeurope\n    size: Standard_E8ds_v4\n    target: temp\n"
      "    os_disk: {caching: Sometimes}\nworkloads:\n  - {name: a, rw: read}\n",
      "7: machines[0].os_disk.caching: 'Sometimes' is not allowed"),

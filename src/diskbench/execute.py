@@ -1,13 +1,17 @@
 """plan -> results: run each job through an Executor, parse it, and commit it at once.
 
-The store sees every step (run created, job started, result committed, run finished), so an
-interrupted run can be shown and resumed, and raw outputs are always kept beside it.
+Machines run in parallel threads, the jobs of one machine one after another; one failing
+machine does not stop the others. The store sees every step (run created, job started, result
+committed, run finished), so an interrupted run can be shown and resumed, and raw outputs are
+always kept beside it.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,17 +23,22 @@ from .executor import Executor, LocalExecutor
 from .facts import host_facts, target_facts
 from .model import GroupResult
 from .parse import parse_fio_output
-from .plan import Plan, PlannedJob, build_plan
-from .profile import LoadedProfile, parse_profile
-from .render import render_fio
+from .plan import LOCAL, Plan, PlannedJob, build_plan
+from .prepare import Prepared, Preparer, workload_writes
+from .profile import Host, LoadedProfile, Workload, parse_profile
+from .render import precondition_workload, render_fio, warmup_workload
+from .ssh import HostKeyTrust, SSHExecutor
 from .store import Store, now_iso
 from .ui import UI, JobProgress
-from .units import human_bytes
+from .units import human_bytes, parse_duration
 
 FIO_ARGS = ["--output-format=json+", "--eta=always", "--eta-interval=1s"]
 _PCT_RE = re.compile(r"\]\[(\d+(?:\.\d+)?)%\]")
 _ETA_RE = re.compile(r"\[eta (?:(\d+)d:)?(?:(\d+)h:)?(\d+)m:(\d+)s\]")
 _RATE_RE = re.compile(r"\]\[([rwt]=[^\]]*IOPS)\]")
+WARMUP_PASS_S = 10.0
+WARMUP_MAX_PASSES = 30
+WARMUP_GAIN = 0.02  # stop when a pass is less than 2% faster than the one before
 
 
 class Interrupted(DiskbenchError):
@@ -67,17 +76,25 @@ class FioStatus:
 class RunOptions:
     target_dir: str | None = None
     scratch_base: str | None = None
+    hosts: list[dict[str, Any]] = field(default_factory=list)  # --host overrides, as Host dicts
+    destroy_data_on: list[str] = field(default_factory=list)
+    accept_new_host_key: bool = False
+    known_hosts: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"target_dir": self.target_dir, "scratch_base": self.scratch_base}
+        return {"target_dir": self.target_dir, "scratch_base": self.scratch_base, "hosts": self.hosts,
+                "destroy_data_on": self.destroy_data_on, "known_hosts": self.known_hosts}
+
+    def host_models(self) -> list[Host]:
+        return [Host.model_validate(h) for h in self.hosts]
 
 
 @dataclass
 class RunOutcome:
     run_id: str
     status: str
-    done: int
-    failed: int
+    done: int = 0
+    failed: int = 0
     messages: list[str] = field(default_factory=list)
 
 
@@ -85,11 +102,21 @@ class Runner:
     def __init__(self, store: Store, ui: UI, executor: Executor | None = None) -> None:
         self.store = store
         self.ui = ui
-        self.ex = executor or LocalExecutor()
+        self.local = executor or LocalExecutor()
+        self._stop = threading.Event()
+        self._active: dict[str, Executor] = {}
+        self._counter = 0
+        self._lock = threading.Lock()
 
+    # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
-        plan.require_local()
-        self._require_fio()
+        plan.require_runnable()
+        if any(j.provider == LOCAL for j in plan.jobs):
+            self._require_local_fio()
+        for job in plan.jobs:  # a typo in --target is caught before a run is recorded
+            if job.provider == LOCAL and job.target.dir and not self.local.is_dir(job.target.dir):
+                raise ExecutionError(f"target directory {job.target.dir} does not exist",
+                                     hint="create it, or pass an existing directory to --target")
         loaded = plan.profile
         run_id = self.store.create_run(
             profile=loaded.profile.name, profile_path=loaded.path, profile_text=loaded.text,
@@ -101,65 +128,77 @@ class Runner:
         ])
         return self._execute(run_id, plan, plan.jobs, options)
 
-    def resume(self, run_ref: str) -> RunOutcome:
+    def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
         run = self.store.get_run(run_ref)
         if run["origin"] != "run" or not run["profile_text"]:
             raise DiskbenchError(f"run {run['id']} was imported, not run; there is nothing to resume")
-        options = RunOptions(**run["options"])
+        stored = dict(run["options"])
+        stored.pop("accept_new_host_key", None)
+        saved = RunOptions(**stored)
+        if options is not None:
+            saved.accept_new_host_key = options.accept_new_host_key
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
-        plan = build_plan(loaded, target_dir=options.target_dir)
-        plan.require_local()
+        plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
+                          destroy_data_on=saved.destroy_data_on)
+        plan.require_runnable()
         done = self.store.result_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
         if not todo:
             self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
-        self._require_fio()
+        if any(j.provider == LOCAL for j in todo):
+            self._require_local_fio()
         self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
-        return self._execute(run["id"], plan, todo, options)
+        return self._execute(run["id"], plan, todo, saved)
 
-    def _require_fio(self) -> None:
-        if not self.ex.which("fio"):
+    def _require_local_fio(self) -> None:
+        if not self.local.which("fio"):
             raise ExecutionError("fio is not installed on this machine",
                                  hint="install it with `apt-get install -y fio`, then run again")
 
-    # -------------------------------------------------------------------------------------
-    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob],
-                 options: RunOptions) -> RunOutcome:
-        facts = host_facts(self.ex)
-        self.store.update_run(run_id, facts=facts)
+    # --- the run ----------------------------------------------------------------------------
+    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob], options: RunOptions) -> RunOutcome:
+        outcome = RunOutcome(run_id, "running")
+        by_machine: dict[str, list[PlannedJob]] = {}
+        for job in todo:
+            by_machine.setdefault(job.machine, []).append(job)
         self.ui.line(f"run {run_id}: profile {plan.profile.profile.name}, {len(todo)} job(s) on "
-                     f"{facts.get('hostname', self.ex.name)}, fio {facts.get('fio_version')}")
-        scratch: dict[str, str] = {}
-        outcome = RunOutcome(run_id, "running", 0, 0)
-        current: PlannedJob | None = None
+                     f"{len(by_machine)} machine(s): {', '.join(by_machine)}")
+        trust = HostKeyTrust(known_hosts=options.known_hosts, accept_new=options.accept_new_host_key,
+                             diskbench_known_hosts=self.store.path.parent / "known_hosts")
+        total = len(todo)
         try:
-            remaining = sum(j.expected_s for j in todo)
-            for index, job in enumerate(todo, 1):
-                current = job
-                directory = self._directory(job, scratch, options)
-                ok = self._run_job(run_id, job, directory, index, len(todo), remaining, outcome)
-                outcome.done += ok
-                outcome.failed += not ok
-                remaining -= job.expected_s
-                current = None
-        except KeyboardInterrupt:
-            if current is not None:
-                self.store.update_job(run_id, current.key, status="interrupted", finished=now_iso())
-            self.store.finish_run(run_id, "interrupted")
-            raise Interrupted(
-                f"interrupted: run {run_id} keeps its {outcome.done} finished job(s)",
-                hint=f"`diskbench resume {run_id}` runs the rest",
-            ) from None
+            with self.ui.session(), ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
+                futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
+                           for jobs in by_machine.values()]
+                try:
+                    pending = set(futures)
+                    while pending:
+                        _, pending = wait(pending, timeout=0.2)
+                except KeyboardInterrupt:
+                    self._interrupt()
+                    wait(futures)
+                    self.store.finish_run(run_id, "interrupted")
+                    raise Interrupted(
+                        f"interrupted: run {run_id} keeps its {outcome.done} finished job(s)",
+                        hint=f"`diskbench resume {run_id}` runs the rest") from None
+                for future in futures:
+                    future.result()  # re-raise what a machine thread could not handle
+        except Interrupted:
+            raise
         except BaseException:
             self.store.finish_run(run_id, self._status(run_id))
             raise
-        finally:
-            for path in scratch.values():
-                self.ex.remove_tree(path)
+        if trust.seen:
+            self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
         outcome.status = self._status(run_id)
         self.store.finish_run(run_id, outcome.status)
         return outcome
+
+    def _interrupt(self) -> None:
+        self._stop.set()
+        for ex in list(self._active.values()):
+            ex.interrupt()
 
     def _status(self, run_id: str) -> str:
         jobs = self.store.get_jobs(run_id)
@@ -168,39 +207,117 @@ class Runner:
             return "completed"
         return "failed" if done == 0 else "partial"
 
-    def _directory(self, job: PlannedJob, scratch: dict[str, str], options: RunOptions) -> str:
-        target = job.target
-        if target.kind == "scratch":
-            if "scratch" not in scratch:
-                base = options.scratch_base or platformdirs.user_cache_dir("diskbench")
-                scratch["scratch"] = self.ex.make_scratch_dir(base)
-            return scratch["scratch"]
-        if target.kind == "dir" and target.dir:
-            if not self.ex.is_dir(target.dir):
-                raise ExecutionError(f"target directory {target.dir} does not exist",
-                                     hint="create it, or pass an existing directory to --target")
-            return target.dir
-        raise ExecutionError(f"target {target.label} needs the SSH host support of a later diskbench")
+    def _fail(self, run_id: str, jobs: list[PlannedJob], message: str, outcome: RunOutcome) -> None:
+        for job in jobs:
+            self.store.update_job(run_id, job.key, status="failed", finished=now_iso(), message=message)
+        with self._lock:
+            outcome.failed += len(jobs)
+            outcome.messages.append(message)
+        self.ui.line(f"FAILED: {message}")
 
-    def _run_job(self, run_id: str, job: PlannedJob, directory: str, index: int, total: int,
-                 remaining: float, outcome: RunOutcome) -> bool:
+    def _machine(self, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
+                 trust: HostKeyTrust, total: int, outcome: RunOutcome) -> None:
+        machine = jobs[0].machine
+        try:
+            ex = self._connect(jobs[0], trust)
+        except DiskbenchError as exc:
+            self._fail(run_id, jobs, str(exc), outcome)
+            return
+        self._active[machine] = ex
+        prepared: dict[str, Prepared] = {}
+        try:
+            self._ensure_fio(ex, jobs[0].host)
+            self.store.add_host_facts(run_id, machine, host_facts(ex))
+            preparer = Preparer(ex, allowed=plan.destroy_data_on + (jobs[0].host.destroy_data_on
+                                                                    if jobs[0].host else []),
+                                name=machine, run_id=run_id, line=self.ui.line,
+                                scratch_base=options.scratch_base if ex is self.local else None)
+            if ex is self.local and preparer.scratch_base is None:
+                preparer.scratch_base = platformdirs.user_cache_dir("diskbench")
+            for index, job in enumerate(jobs):
+                if self._stop.is_set():
+                    return
+                target = job.target_label
+                if target not in prepared:
+                    writes = any(workload_writes(j.workload.rw) for j in jobs if j.target_label == target)
+                    try:
+                        prepared[target] = preparer.prepare(job.target, writes)
+                    except DiskbenchError as exc:
+                        self._fail(run_id, [j for j in jobs[index:] if j.target_label == target],
+                                   str(exc), outcome)
+                        prepared[target] = Prepared()  # nothing to run on
+                        continue
+                where = prepared[target]
+                if where.directory is None and where.filename is None:
+                    continue
+                ok = self._job(run_id, ex, job, where, total, outcome)
+                with self._lock:
+                    outcome.done += ok
+                    outcome.failed += not ok
+        except DiskbenchError as exc:
+            remaining = [j for j in jobs if self.store_job_status(run_id, j) in ("pending", "running")]
+            self._fail(run_id, remaining, str(exc), outcome)
+        finally:
+            for where in prepared.values():
+                where.release()
+            if isinstance(ex, SSHExecutor):
+                ex.remove_tree(f"{ex.work_root}/{run_id}")
+            self._active.pop(machine, None)
+            ex.close()
+
+    def store_job_status(self, run_id: str, job: PlannedJob) -> str:
+        return next((j["status"] for j in self.store.get_jobs(run_id) if j["key"] == job.key), "pending")
+
+    def _connect(self, job: PlannedJob, trust: HostKeyTrust) -> Executor:
+        if job.host is None:
+            return self.local
+        self.ui.line(f"{job.machine}: connecting to {job.host.address}:{job.host.port}")
+        return SSHExecutor(job.host, trust, on_event=self.ui.line).connect()
+
+    def _ensure_fio(self, ex: Executor, host: Host | None) -> None:
+        if ex.which("fio"):
+            return
+        if host is None:
+            self._require_local_fio()
+        assert host is not None
+        if not host.install_fio:
+            raise ExecutionError(f"{host.name}: fio is not installed",
+                                 hint="install fio on the host, or set install_fio: true")
+        for manager, argv in (("apt-get", ["sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+                                                       "apt-get install -y -qq fio"]),
+                              ("dnf", ["dnf", "install", "-y", "-q", "fio"]),
+                              ("zypper", ["zypper", "--non-interactive", "install", "fio"])):
+            if ex.which(manager):
+                self.ui.line(f"{host.name}: installing fio with {manager}")
+                out = ex.run(argv, timeout=900, privileged=True)
+                if out.returncode == 0 and ex.which("fio"):
+                    return
+                detail = (out.stderr or out.stdout).strip().splitlines()
+                raise ExecutionError(f"{host.name}: installing fio with {manager} failed: "
+                                     f"{detail[-1] if detail else out.returncode}")
+        raise ExecutionError(f"{host.name}: fio is not installed and no apt-get, dnf or zypper was found")
+
+    # --- one job ----------------------------------------------------------------------------
+    def _next_index(self) -> int:
+        with self._lock:
+            self._counter += 1
+            return self._counter
+
+    def _job(self, run_id: str, ex: Executor, job: PlannedJob, where: Prepared, total: int,
+             outcome: RunOutcome) -> bool:
         art = self.store.run_artifacts(run_id) / f"{job.seq:02d}-{job.slug}"
         art.mkdir(parents=True, exist_ok=True)
-        rendered = render_fio(job, directory)
-        (art / "job.fio").write_text(rendered, encoding="utf-8")
-        work = self.ex.workspace(art)
-        jobfile, output = f"{work}/job.fio", f"{work}/output.json"
-        self.ex.write_text(jobfile, rendered)
+        rendered = render_fio(job, where.directory, filename=where.filename)
         self.store.update_job(run_id, job.key, status="running", started=now_iso(), rendered=rendered,
-                              facts=target_facts(self.ex, directory), message=None)
-        label = f"{job.workload.name} on {job.target_label}"
-        with self.ui.job(index, total, label, job.expected_s, remaining) as tracker:
-            status = FioStatus(tracker)
-            rc = self.ex.stream(["fio", *FIO_ARGS, f"--output={output}", jobfile],
-                                on_output=status.feed, timeout=job.expected_s * 3 + 120,
-                                stdout_path=art / "stdout.txt", stderr_path=art / "stderr.txt")
-        (art / "exit_code").write_text(f"{rc}\n")
-        self.ex.fetch(output, art / "output.json")
+                              facts=target_facts(ex, where.directory or where.filename or "/"), message=None)
+        label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
+        index = self._next_index()
+        self._prepare_data(ex, job, where, art, label)
+        with self.ui.job(index, total, label, job.expected_s, 0.0) as tracker:
+            rc = self._fio(ex, job, rendered, art, tracker)
+        if self._stop.is_set():
+            self.store.update_job(run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
+            return False
         groups, message = self._parse(art, rc)
         for group in groups:
             self.store.add_results(run_id, job.key, group, workload=job.workload.name,
@@ -212,13 +329,67 @@ class Runner:
             self.ui.job_done(tracker, "done, " + _summary(groups))
         else:
             self.ui.line(f"{tracker.label}: FAILED: {message}")
-            outcome.messages.append(f"{label}: {message}")
+            with self._lock:
+                outcome.messages.append(f"{label}: {message}")
         return ok
+
+    def _fio(self, ex: Executor, job: PlannedJob, rendered: str, art: Path,
+             tracker: JobProgress | None, name: str = "") -> int:
+        """Run one job file; its files land in ``art`` (locally) whatever the executor."""
+        prefix = f"{name}." if name else ""
+        (art / f"{prefix}job.fio").write_text(rendered, encoding="utf-8")
+        work = ex.workspace(art)
+        jobfile, output = f"{work}/{prefix}job.fio", f"{work}/{prefix}output.json"
+        ex.write_text(jobfile, rendered)
+        status = FioStatus(tracker) if tracker is not None else None
+        rc = ex.stream(["fio", *FIO_ARGS, f"--output={output}", jobfile],
+                       on_output=status.feed if status else (lambda _t: None),
+                       timeout=job.expected_s * 3 + 120, stdout_path=art / f"{prefix}stdout.txt",
+                       stderr_path=art / f"{prefix}stderr.txt", privileged=True, workdir=work)
+        (art / f"{prefix}exit_code").write_text(f"{rc}\n")
+        if not ex.fetch(output, art / f"{prefix}output.json"):
+            (art / f"{prefix}output.json").write_text("")
+        return rc
+
+    def _prepare_data(self, ex: Executor, job: PlannedJob, where: Prepared, art: Path, label: str) -> None:
+        """Precondition (write the working set) and warm-up (fill a read cache) before measuring."""
+        target, w = job.target, job.workload
+        if target.precondition:
+            self.ui.line(f"{label}: preconditioning (writing the working set once)")
+            rendered = render_fio(job, where.directory, filename=where.filename,
+                                  workload=precondition_workload(w))
+            rc = self._fio(ex, job, rendered, art, None, "precondition")
+            if rc != 0:
+                raise ExecutionError(f"{label}: preconditioning failed (fio exit {rc}); see {art}")
+        if target.warmup:
+            self._warmup(ex, job, where, art, label, w)
+
+    def _warmup(self, ex: Executor, job: PlannedJob, where: Prepared, art: Path, label: str,
+                w: Workload) -> None:
+        if isinstance(target_warmup := job.target.warmup, str):
+            seconds = parse_duration(target_warmup)
+            self.ui.line(f"{label}: warming the read cache for {seconds:g}s")
+            rendered = render_fio(job, where.directory, filename=where.filename,
+                                  workload=warmup_workload(w, seconds))
+            self._fio(ex, job, rendered, art, None, "warmup")
+            return
+        previous = 0.0
+        for n in range(1, WARMUP_MAX_PASSES + 1):
+            rendered = render_fio(job, where.directory, filename=where.filename,
+                                  workload=warmup_workload(w, WARMUP_PASS_S))
+            self._fio(ex, job, rendered, art, None, f"warmup{n}")
+            text = (art / f"warmup{n}.output.json").read_text(errors="replace")
+            rate = sum(d.iops for g in parse_fio_output(text) for d in g.directions)
+            self.ui.line(f"{label}: warm-up pass {n}: {rate:,.0f} read IOPS")
+            if previous and rate < previous * (1 + WARMUP_GAIN):
+                return
+            previous = rate
 
     def _parse(self, art: Path, rc: int) -> tuple[list[GroupResult], str | None]:
         out_file = art / "output.json"
         text = out_file.read_text(errors="replace") if out_file.exists() else ""
-        stderr = (art / "stderr.txt").read_text(errors="replace")
+        stderr_file = art / "stderr.txt"
+        stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
         try:
             groups = parse_fio_output(text, source=str(out_file))
         except DiskbenchError as exc:

@@ -36,12 +36,16 @@ class Executor(ABC):
     name: str
 
     @abstractmethod
-    def run(self, argv: list[str], *, timeout: float = 60.0) -> Completed:
-        """Run a short command to completion and capture its output."""
+    def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
+        """Run a short command to completion and capture its output.
+
+        ``privileged`` steps (mkfs, mount, fio on devices) get sudo where the host asks for it.
+        """
 
     @abstractmethod
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
-               stdout_path: Path, stderr_path: Path) -> int:
+               stdout_path: Path, stderr_path: Path, privileged: bool = False,
+               workdir: str | None = None) -> int:
         """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams."""
 
     @abstractmethod
@@ -70,6 +74,9 @@ class Executor(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release connections."""
 
+    def interrupt(self) -> None:  # noqa: B027 - optional hook
+        """Stop the long command running now (from another thread), as Ctrl-C would."""
+
 
 class LocalExecutor(Executor):
     """This machine, through subprocess."""
@@ -78,8 +85,13 @@ class LocalExecutor(Executor):
 
     def __init__(self, scratch_base: str | None = None) -> None:
         self.scratch_base = scratch_base
+        self._proc: subprocess.Popen[bytes] | None = None
 
-    def run(self, argv: list[str], *, timeout: float = 60.0) -> Completed:
+    def interrupt(self) -> None:
+        if self._proc is not None:
+            _stop(self._proc)
+
+    def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                                   errors="replace", check=False)
@@ -90,13 +102,15 @@ class LocalExecutor(Executor):
         return Completed(argv, proc.returncode, proc.stdout, proc.stderr)
 
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
-               stdout_path: Path, stderr_path: Path) -> int:
+               stdout_path: Path, stderr_path: Path, privileged: bool = False,
+               workdir: str | None = None) -> int:
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
             try:
                 proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err,
-                                        start_new_session=True)
+                                        start_new_session=True, cwd=workdir)
             except FileNotFoundError:
                 raise ExecutionError(f"{argv[0]} is not installed") from None
+            self._proc = proc
             reader = cast(io.BufferedReader, proc.stdout)
             watchdog = threading.Timer(timeout, _stop, [proc])  # a hung fio is stopped, not waited on
             watchdog.start()
@@ -110,6 +124,7 @@ class LocalExecutor(Executor):
                 raise
             finally:
                 watchdog.cancel()
+                self._proc = None
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)

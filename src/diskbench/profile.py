@@ -117,6 +117,7 @@ MachineName = Annotated[str, AfterValidator(_named("machine"))]
 class Workload(WorkloadOptions):
     name: WorkloadName = Field(description="unique name; letters, digits, . _ -")
     description: str = ""
+    targets: list[str] | None = Field(None, description="names of host targets to run on (default all)")
 
 
 class Target(_Strict):
@@ -130,8 +131,20 @@ class Target(_Strict):
     nvme: Literal["all"] | None = Field(None, description="every local NVMe namespace")
     lun: int | None = Field(None, ge=0, description="an Azure data disk by LUN")
     luns: list[int] | None = Field(None, description="Azure data disks by LUN, striped")
-    fs: Literal["xfs", "ext4"] | None = None
-    raw: bool | None = None
+    fs: Literal["xfs", "ext4"] | None = Field(None, description="filesystem to create (default xfs)")
+    mount: str | None = Field(None, description="mount point (default /mnt/diskbench-NAME)")
+    raw: bool | None = Field(None, description="let fio use the block device itself")
+    precondition: bool = Field(False, description="write the working set once before measuring")
+    warmup: bool | str | None = Field(
+        None, description="read the working set before measuring: true (until the rate stops "
+        "rising) or a duration such as 10m")
+
+    @field_validator("warmup")
+    @classmethod
+    def _warmup(cls, v: bool | str | None) -> bool | str | None:
+        if isinstance(v, str):
+            parse_duration(v)
+        return v
 
     @model_validator(mode="before")
     @classmethod
@@ -165,6 +178,33 @@ class Target(_Strict):
         if isinstance(value, list):
             value = "+".join(str(x) for x in value)
         return f"{self.kind}:{value}"
+
+
+class Host(_Strict):
+    """An existing Linux machine reached over SSH."""
+
+    name: MachineName
+    address: str
+    port: int = Field(22, ge=1, le=65535)
+    user: str | None = Field(None, description="login user (default: your local user name)")
+    key_file: str | None = Field(None, description="private key; default: SSH agent and ~/.ssh keys")
+    sudo: bool = Field(False, description="prefix privileged steps with passwordless sudo")
+    host_key: str | None = Field(None, description="pinned host key fingerprint, SHA256:...")
+    install_fio: bool = Field(True, description="install fio with apt/dnf/zypper when missing")
+    targets: dict[str, Target] = Field(
+        default_factory=lambda: {"scratch": Target(scratch=True)},
+        description="named storage targets on this host")
+    destroy_data_on: list[str] = Field(default_factory=list, description="devices diskbench may overwrite")
+    workloads: list[str] | None = Field(None, description="names of workloads to run (default all)")
+
+    @field_validator("targets")
+    @classmethod
+    def _target_names(cls, v: dict[str, Target]) -> dict[str, Target]:
+        for name in v:
+            _named("target")(name)
+        if not v:
+            raise ValueError("a host needs at least one target")
+        return v
 
 
 class OsDisk(_Strict):
@@ -207,6 +247,9 @@ class Profile(_Strict):
     defaults: WorkloadOptions = Field(default_factory=WorkloadOptions)
     target: Target = Field(default_factory=lambda: Target(scratch=True))
     machines: list[Machine] = Field(default_factory=list)
+    hosts: list[Host] = Field(default_factory=list)
+    destroy_data_on: list[str] = Field(
+        default_factory=list, description="devices diskbench may overwrite on every host")
     workloads: list[Workload] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -216,13 +259,20 @@ class Profile(_Strict):
             if w.name in seen:
                 raise ValueError(f"workload name {w.name!r} is used twice")
             seen.add(w.name)
-        names = [m.name for m in self.machines]
-        if len(set(names)) != len(names):
-            raise ValueError("machine names must be unique")
-        for m in self.machines:
-            for ref in m.workloads or []:
+        if self.machines and self.hosts:
+            raise ValueError("a profile has either machines (created by a provider) or hosts, not both")
+        bindings = [(m.name, m.workloads) for m in self.machines] + [(h.name, h.workloads) for h in self.hosts]
+        if len({name for name, _ in bindings}) != len(bindings):
+            raise ValueError("machine and host names must be unique")
+        for name, refs in bindings:
+            for ref in refs or []:
                 if ref not in seen:
-                    raise ValueError(f"machine {m.name!r} names unknown workload {ref!r}")
+                    raise ValueError(f"{name!r} names unknown workload {ref!r}")
+        target_names = {t for h in self.hosts for t in h.targets}
+        for w in self.workloads:
+            for ref in w.targets or []:
+                if self.hosts and ref not in target_names:
+                    raise ValueError(f"workload {w.name!r} names unknown target {ref!r}")
         return self
 
     def resolved(self, workload: Workload) -> Workload:
@@ -231,6 +281,7 @@ class Profile(_Strict):
         merged.update(self.defaults.model_dump(exclude_none=True))
         merged.update(workload.model_dump(exclude_none=True))
         merged["extra"] = {**(self.defaults.extra or {}), **(workload.extra or {})}
+        merged["targets"] = workload.targets
         if merged.get("rw") is None:
             raise ProfileError(f"workload {workload.name!r} has no rw (set it or defaults.rw)")
         return Workload.model_validate(merged)

@@ -10,6 +10,7 @@ import jinja2
 from . import __version__
 from .model import PERCENTILES
 from .plan import PlannedJob
+from .profile import Workload
 from .resources import templates_dir
 
 FIO_TEMPLATE = "fio-job.ini.j2"
@@ -42,19 +43,39 @@ def environment(template_dir: Path | None = None) -> jinja2.Environment:
     return env
 
 
+def precondition_workload(w: Workload) -> Workload:
+    """Write the whole working set once, sequentially in large blocks (same job name and files)."""
+    return w.model_copy(update={"rw": "write", "bs": "1M", "iodepth": 32, "ioengine": "libaio",
+                                "time_based": False, "runtime": None, "ramp_time": None,
+                                "rate_iops": None, "rwmixread": None, "extra": {}})
+
+
+def warmup_workload(w: Workload, seconds: float) -> Workload:
+    """Read the working set for ``seconds`` to fill a host read cache (same files)."""
+    return w.model_copy(update={"rw": "read", "bs": "256k", "iodepth": 32, "ioengine": "libaio",
+                                "time_based": True, "runtime": f"{seconds:g}s", "ramp_time": None,
+                                "rate_iops": None, "rwmixread": None, "extra": {}})
+
+
 def job_filename(job: PlannedJob) -> str:
     return f"{job.seq:02d}-{job.slug}.fio"
 
 
-def render_fio(job: PlannedJob, directory: str, env: jinja2.Environment | None = None) -> str:
-    """The job file for ``job`` writing in ``directory``; same input, same bytes."""
+def render_fio(job: PlannedJob, directory: str | None, env: jinja2.Environment | None = None, *,
+               filename: str | None = None, workload: Workload | None = None) -> str:
+    """The job file for ``job`` in ``directory`` (or on the raw device ``filename``).
+
+    Same input, same bytes. ``workload`` replaces the job's own, for preparation passes that
+    must touch the very files the measured job uses.
+    """
     env = env or environment()
     return env.get_template(FIO_TEMPLATE).render(
         version=__version__,
         profile=job.profile,
-        workload=job.workload,
+        workload=workload or job.workload,
         target_label=job.target_label,
         directory=directory,
-        filename=job_filename(job),
+        filename=filename,
+        jobfile=job_filename(job),
         percentile_list=":".join(f"{p:g}" for p in PERCENTILES),
     )

@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -119,10 +120,13 @@ class Store:
         self.artifacts_root = self.path.parent / "artifacts"
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+            # Hosts run in parallel threads; every statement goes through self._lock.
+            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                      check_same_thread=False)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open result store {self.path}: {exc}",
                              hint="pass --db PATH or set DISKBENCH_DB") from None
+        self._lock = threading.RLock()
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
@@ -132,13 +136,14 @@ class Store:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
     def _migrate(self) -> None:
         try:
@@ -182,6 +187,21 @@ class Store:
         sets = ", ".join(f"{k} = ?" for k in cols)
         with self._tx() as db:
             db.execute(f"UPDATE runs SET {sets} WHERE id = ?", (*cols.values(), run_id))
+
+    def add_host_facts(self, run_id: str, machine: str, facts: dict[str, Any]) -> None:
+        """Record one machine's facts; a one-machine run also keeps them at the top level."""
+        with self._tx() as db:
+            row = db.execute("SELECT facts FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = json.loads(row[0] or "{}")
+            hosts = merged.setdefault("hosts", {})
+            hosts[machine] = facts
+            if len(hosts) == 1:
+                merged.update({k: v for k, v in facts.items() if k != "hosts"})
+            else:
+                for key in list(merged):
+                    if key != "hosts":
+                        del merged[key]
+            db.execute("UPDATE runs SET facts = ? WHERE id = ?", (json.dumps(merged), run_id))
 
     def finish_run(self, run_id: str, status: str) -> None:
         self.update_run(run_id, status=status, finished=now_iso(), pid=None)

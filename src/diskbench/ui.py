@@ -1,12 +1,14 @@
 """One object owns what the user sees: messages, progress, tables, and aborting.
 
-Interactive terminals get a rich progress bar; CI (``CI=true``) or no TTY gets plain lines.
+Interactive terminals get a rich progress bar (one line per running job, several when hosts
+run in parallel); CI (``CI=true``) or no TTY gets plain lines.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,20 +32,21 @@ def ci_mode(stream: Any = None) -> bool:
 class JobProgress:
     """Receives fio status updates for one job and shows them."""
 
-    def __init__(self, ui: UI, label: str, expected_s: float) -> None:
+    def __init__(self, ui: UI, label: str, expected_s: float, task: Any = None) -> None:
         self.ui, self.label, self.expected_s = ui, label, expected_s
         self.started = time.monotonic()
         self.percent: float | None = None
         self.rate = ""
         self._last_plain = self.started
-        self._task: Any = None
+        self._task = task
 
     def update(self, percent: float | None, eta_s: float | None, rate: str) -> None:
         self.percent = percent if percent is not None else self.percent
         self.rate = rate or self.rate
-        if self.ui.progress is not None and self._task is not None:
+        progress = self.ui.progress
+        if progress is not None and self._task is not None:
             completed = self.percent if self.percent is not None else self._time_share()
-            self.ui.progress.update(self._task, completed=completed, rate=self.rate)
+            progress.update(self._task, completed=completed, rate=self.rate)
         elif time.monotonic() - self._last_plain >= PLAIN_STATUS_EVERY_S:
             self._last_plain = time.monotonic()
             elapsed = time.monotonic() - self.started
@@ -63,17 +66,19 @@ class UI:
         # Piped or CI output is read in logs and files: do not squeeze tables to 80 columns.
         width = None if not self.plain else int(os.environ.get("COLUMNS", "200"))
         self.out = Console(highlight=False, force_terminal=False if self.plain else None, width=width)
-        self.err = Console(stderr=True, highlight=False)
+        self.err = Console(stderr=True, highlight=False, width=width)
         self.progress: Progress | None = None
+        self._lock = threading.Lock()
 
     def line(self, text: str) -> None:
         """A plain status line (stderr, so stdout stays clean for --format json)."""
         if not self.quiet:
-            sys.stdout.flush()
-            self.err.print(text, markup=False, highlight=False, soft_wrap=True)
+            with self._lock:
+                sys.stdout.flush()
+                self.err.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def warn(self, text: str) -> None:
-        self.err.print(f"warning: {text}", markup=False, style="yellow")
+        self.err.print(f"warning: {text}", markup=False, style="yellow", soft_wrap=True)
 
     def print(self, renderable: Any) -> None:
         self.out.print(renderable)
@@ -84,25 +89,35 @@ class UI:
         sys.stdout.flush()
 
     @contextmanager
-    def job(self, index: int, total: int, label: str, expected_s: float,
-            remaining_s: float) -> Iterator[JobProgress]:
-        tracker = JobProgress(self, f"[{index}/{total}] {label}", expected_s)
-        eta = f" (about {human_seconds(remaining_s)} left in the run)" if remaining_s else ""
+    def session(self) -> Iterator[None]:
+        """Progress display for a whole run; jobs of several hosts show side by side."""
         if self.plain or self.quiet:
-            self.line(f"[{index}/{total}] {label}: started, expected {human_seconds(expected_s)}{eta}")
-            yield tracker
+            yield
             return
-        with Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(), TextColumn("{task.fields[rate]}"),
-            console=self.err, transient=True,
-        ) as progress:
+        columns = (TextColumn("[bold]{task.description}"), BarColumn(),
+                   TextColumn("{task.percentage:>3.0f}%"), TimeElapsedColumn(), TextColumn("eta"),
+                   TimeRemainingColumn(), TextColumn("{task.fields[rate]}"))
+        with Progress(*columns, console=self.err, transient=True) as progress:
             self.progress = progress
-            tracker._task = progress.add_task(tracker.label, total=100.0, rate="")
             try:
-                yield tracker
+                yield
             finally:
                 self.progress = None
+
+    @contextmanager
+    def job(self, index: int, total: int, label: str, expected_s: float,
+            remaining_s: float) -> Iterator[JobProgress]:
+        label = f"[{index}/{total}] {label}"
+        eta = f" (about {human_seconds(remaining_s)} left in the run)" if remaining_s else ""
+        progress = self.progress
+        task = progress.add_task(label, total=100.0, rate="") if progress is not None else None
+        if task is None:
+            self.line(f"{label}: started, expected {human_seconds(expected_s)}{eta}")
+        try:
+            yield JobProgress(self, label, expected_s, task)
+        finally:
+            if progress is not None and task is not None:
+                progress.remove_task(task)
 
     def job_done(self, tracker: JobProgress, summary: str) -> None:
         elapsed = human_seconds(time.monotonic() - tracker.started)

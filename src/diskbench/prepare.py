@@ -1,0 +1,259 @@
+"""Storage targets on a host: find the device, refuse to destroy data, make filesystem and mount.
+
+The safety rule: diskbench never creates a filesystem, builds an array or runs a raw write job
+on a device that is mounted, has partitions, carries any signature (filesystem, RAID, LVM,
+partition table) or holds the root filesystem, unless that exact device is named under
+``destroy_data_on``. Whatever it mounts or assembles it unmounts and stops at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import DiskbenchError, ExecutionError
+from .executor import Executor
+from .profile import Target
+
+WRITE_MODES = ("write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim")
+LUN_PATHS = ("/dev/disk/azure/scsi1/lun{n}", "/dev/disk/azure/data/by-lun/{n}")
+TEMP_PATHS = ("/dev/disk/azure/resource-part1",)
+
+
+class SafetyError(DiskbenchError):
+    """A device holds data and was not named under destroy_data_on."""
+
+    exit_code = 4
+
+
+@dataclass
+class Prepared:
+    """Where fio writes for one target: a directory, or a raw device."""
+
+    directory: str | None = None
+    filename: str | None = None
+    devices: list[str] = field(default_factory=list)
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def release(self) -> None:
+        for step in reversed(self.cleanup):
+            try:
+                step()
+            except DiskbenchError:
+                continue
+        self.cleanup.clear()
+
+
+class Preparer:
+    def __init__(self, ex: Executor, *, allowed: list[str], name: str, run_id: str,
+                 scratch_base: str | None = None, line: Callable[[str], None] | None = None) -> None:
+        self.ex = ex
+        self.allowed_raw = allowed
+        self.name = name
+        self.run_id = run_id
+        self.scratch_base = scratch_base
+        self.line = line or (lambda _msg: None)
+
+    # --- helpers ----------------------------------------------------------------------------
+    def _ok(self, argv: list[str], what: str, timeout: float = 300) -> str:
+        out = self.ex.run(argv, timeout=timeout, privileged=True)
+        if out.returncode != 0:
+            detail = (out.stderr or out.stdout).strip().splitlines()
+            raise ExecutionError(f"{self.ex.name}: {what} failed: {detail[-1] if detail else out.returncode}")
+        return out.stdout
+
+    def canonical(self, dev: str) -> str:
+        out = self.ex.run(["readlink", "-f", dev])
+        path = out.stdout.strip()
+        if out.returncode != 0 or not path:
+            raise ExecutionError(f"{self.ex.name}: device {dev} does not exist")
+        return path
+
+    def _allowed(self) -> set[str]:
+        allowed = set()
+        for dev in self.allowed_raw:
+            try:
+                allowed.add(self.canonical(dev))
+            except ExecutionError:
+                continue
+        return allowed
+
+    # --- safety -----------------------------------------------------------------------------
+    def holds_data(self, dev: str) -> list[str]:
+        """Why writing to ``dev`` would destroy something; empty when it looks blank."""
+        reasons: list[str] = []
+        out = self.ex.run(["lsblk", "-J", "-p", "-o", "NAME,TYPE,FSTYPE,MOUNTPOINT,PTTYPE", dev])
+        if out.returncode != 0:
+            raise ExecutionError(f"{self.ex.name}: {dev} is not a block device ({out.stderr.strip()})")
+        node: dict[str, Any] = json.loads(out.stdout)["blockdevices"][0]
+        mounted = [n["mountpoint"] for n in _walk(node) if n.get("mountpoint")]
+        if mounted:
+            reasons.append(f"mounted at {', '.join(mounted)}")
+        children = [c["name"] for c in node.get("children") or []]
+        if children:
+            reasons.append(f"has partitions or holders ({', '.join(children)})")
+        probe = self.ex.run(["blkid", "-p", "-o", "export", dev], privileged=True)
+        fields = dict(line.split("=", 1) for line in probe.stdout.splitlines() if "=" in line)
+        for key in ("TYPE", "PTTYPE"):
+            if key in fields:
+                reasons.append(f"carries a {fields[key]} signature")
+        if probe.returncode not in (0, 2):  # 2: nothing found
+            reasons.append(f"cannot be probed ({probe.stderr.strip() or probe.returncode})")
+        if dev in self.root_disks():
+            reasons.append("holds the root filesystem")
+        return reasons
+
+    def root_disks(self) -> set[str]:
+        src = self.ex.run(["findmnt", "-n", "-o", "SOURCE", "/"]).stdout.strip()
+        if not src.startswith("/dev/"):
+            return set()
+        out = self.ex.run(["lsblk", "-J", "-p", "-s", "-o", "NAME", src])
+        try:
+            return {n["name"] for root in json.loads(out.stdout)["blockdevices"] for n in _walk(root)}
+        except (ValueError, KeyError):
+            return set()
+
+    def require_writable(self, devices: list[str]) -> None:
+        allowed = self._allowed()
+        for dev in devices:
+            if dev in allowed:
+                continue
+            reasons = self.holds_data(dev)
+            if reasons:
+                raise SafetyError(
+                    f"{self.ex.name}: refusing to write to {dev}: it {'; '.join(reasons)}",
+                    hint=f"if its data may be destroyed, name it under destroy_data_on: [{dev}] "
+                         f"or pass --destroy-data-on {dev}")
+
+    # --- targets ----------------------------------------------------------------------------
+    def prepare(self, target: Target, writes: bool) -> Prepared:
+        kind = target.kind
+        if kind == "scratch":
+            path = self.ex.make_scratch_dir(self.scratch_base)
+            return Prepared(directory=path, cleanup=[lambda: self.ex.remove_tree(path)])
+        if kind == "dir":
+            assert target.dir is not None
+            if not self.ex.is_dir(target.dir):
+                raise ExecutionError(f"{self.ex.name}: target directory {target.dir} does not exist",
+                                     hint="create it, or name an existing directory")
+            return Prepared(directory=target.dir)
+        if kind == "temp":
+            return self._temp()
+        devices = self.devices(target)
+        if target.raw:
+            if writes:
+                self.require_writable(devices)
+            if len(devices) != 1:
+                raise DiskbenchError(f"{self.ex.name}: raw: true takes one device, not {len(devices)}")
+            return Prepared(filename=devices[0], devices=devices)
+        self.require_writable(devices)
+        prepared = Prepared(devices=devices)
+        try:
+            dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared)
+            self._mkfs(dev, target.fs or "xfs")
+            prepared.directory = self._mount(dev, target.mount, prepared)
+        except BaseException:
+            prepared.release()
+            raise
+        return prepared
+
+    def devices(self, target: Target) -> list[str]:
+        if target.device:
+            return [self.canonical(target.device)]
+        if target.stripe:
+            devs = [self.canonical(d) for d in target.stripe]
+            if len(set(devs)) != len(devs):
+                raise DiskbenchError(f"{self.ex.name}: stripe lists the same device twice")
+            return devs
+        if target.lun is not None:
+            return [self._lun(target.lun)]
+        if target.luns:
+            return [self._lun(n) for n in target.luns]
+        if target.nvme:
+            return self._local_nvme()
+        raise DiskbenchError(f"target kind {target.kind} has no devices")
+
+    def _lun(self, n: int) -> str:
+        for pattern in LUN_PATHS:
+            path = pattern.format(n=n)
+            if self.ex.run(["test", "-e", path]).returncode == 0:
+                return self.canonical(path)
+        raise ExecutionError(f"{self.ex.name}: no data disk at LUN {n}",
+                             hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1`")
+
+    def _local_nvme(self) -> list[str]:
+        out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
+        roots = self.root_disks()
+        found = [d["name"] for d in json.loads(out.stdout)["blockdevices"]
+                 if d["type"] == "disk" and "/nvme" in d["name"] and d["name"] not in roots
+                 and "accelerator" not in str(d.get("model") or "").lower()]
+        if not found:
+            raise ExecutionError(f"{self.ex.name}: no local NVMe device besides the OS disk")
+        return found
+
+    def _temp(self) -> Prepared:
+        for path in TEMP_PATHS:
+            out = self.ex.run(["findmnt", "-n", "-o", "TARGET", "-S", path])
+            if out.returncode == 0 and out.stdout.strip():
+                mount = out.stdout.strip().splitlines()[0]
+                break
+        else:
+            if self.ex.run(["mountpoint", "-q", "/mnt"]).returncode != 0:
+                raise ExecutionError(f"{self.ex.name}: no temp (resource) disk found at "
+                                     f"{TEMP_PATHS[0]} or /mnt", hint="this VM size may have none")
+            mount = "/mnt"
+        directory = f"{mount.rstrip('/')}/diskbench"
+        self._ok(["mkdir", "-p", directory], f"mkdir {directory}")
+        return Prepared(directory=directory)
+
+    def _stripe(self, devices: list[str], prepared: Prepared) -> str:
+        md = f"/dev/md/diskbench-{self.run_id[-4:]}-{self.name}"
+        self.line(f"{self.ex.name}: building RAID0 {md} from {', '.join(devices)}")
+        self._ok(["mdadm", "--create", md, "--run", "--level=0", "--metadata=1.2", "--chunk=512",
+                  f"--raid-devices={len(devices)}", "--homehost=any", *devices], "mdadm --create")
+
+        def stop() -> None:
+            self.ex.run(["mdadm", "--stop", md], privileged=True)
+            self.ex.run(["mdadm", "--zero-superblock", *devices], privileged=True)
+
+        prepared.cleanup.append(stop)
+        return self.canonical(md)
+
+    def _mkfs(self, dev: str, fs: str) -> None:
+        # No discard at mkfs, as the seed articles do: discarding a cloud disk can take minutes.
+        argv = ["mkfs.xfs", "-f", "-K", dev] if fs == "xfs" else ["mkfs.ext4", "-F", "-q", "-E", "nodiscard", dev]
+        self.line(f"{self.ex.name}: creating {fs} on {dev}")
+        self._ok(argv, f"mkfs.{fs} {dev}")
+
+    def _mount(self, dev: str, mount: str | None, prepared: Prepared) -> str:
+        point = mount or f"/mnt/diskbench-{self.run_id[-4:]}-{self.name}"
+        self._ok(["mkdir", "-p", point], f"mkdir {point}")
+        self._ok(["mount", dev, point], f"mount {dev} {point}")
+        self._ok(["chmod", "1777", point], f"chmod {point}")
+
+        def unmount() -> None:
+            self.ex.run(["umount", point], privileged=True)
+            if mount is None:
+                self.ex.run(["rmdir", point], privileged=True)
+
+        prepared.cleanup.append(unmount)
+        return point
+
+
+def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:
+    out = [node]
+    for child in node.get("children") or []:
+        out += _walk(child)
+    return out
+
+
+def workload_writes(rw: str | None) -> bool:
+    return rw in WRITE_MODES
+
+
+def quote(argv: list[str]) -> str:
+    return shlex.join(argv)
