@@ -74,3 +74,20 @@ def diskbench(*args: str, db: Path | None = None, env: dict[str, str] | None = N
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "diskbench", *args], capture_output=True, text=True,
                           env=full_env, timeout=timeout, check=False)
+
+
+@pytest.fixture
+def lab(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """SSH lab hosts in network namespaces; removed by id at teardown, also after a failure."""
+    from .lab import Lab, lab_supported
+
+    why = lab_supported()
+    if why:
+        pytest.skip(f"lab hosts: {why}")
+    root = tmp_path / "lab"
+    root.mkdir()
+    lab = Lab(root)
+    try:
+        yield lab
+    finally:
+        lab.close()

@@ -6,9 +6,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import click
+from pydantic import ValidationError
 from rich.table import Table
 
 from . import __version__
@@ -18,9 +20,10 @@ from .execute import Runner, RunOptions
 from .executor import LocalExecutor
 from .importer import import_fio
 from .plan import build_plan
-from .profile import Machine, bundled_profiles, load_profile, parse_profile, profile_json_schema
+from .profile import Host, LoadedProfile, Machine, bundled_profiles, load_profile, parse_profile, profile_json_schema
 from .render import job_filename, render_fio
 from .report import FORMATS, render
+from .ssh import parse_destination
 from .store import Store
 from .ui import UI
 from .units import human_seconds
@@ -67,27 +70,90 @@ def cli(ctx: click.Context, db: str | None, quiet: bool) -> None:
     ctx.obj = App(db, quiet)
 
 
+def remote_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Options for running on SSH hosts; shared by run, latency and resume."""
+    for option in reversed([
+        click.option("--key", "key_file", metavar="FILE", help="SSH private key (default: agent, ~/.ssh)."),
+        click.option("--sudo", is_flag=True, help="Use passwordless sudo for privileged steps."),
+        click.option("--accept-new-host-key", is_flag=True,
+                     help="Trust a host key seen for the first time (recorded; a changed key is refused)."),
+        click.option("--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts)."),
+        click.option("--destroy-data-on", "destroy", metavar="DEV", multiple=True,
+                     help="A device whose data diskbench may destroy (repeatable)."),
+        click.option("--no-install-fio", is_flag=True, help="Fail instead of installing fio on a host."),
+    ]):
+        f = option(f)
+    return f
+
+
+def _options(target: str | None, hosts: list[Host], destroy: tuple[str, ...], accept_new: bool,
+             known_hosts: str | None) -> RunOptions:
+    return RunOptions(target_dir=target if hosts else _target(target),
+                      hosts=[h.model_dump() for h in hosts], destroy_data_on=list(destroy),
+                      accept_new_host_key=accept_new, known_hosts=known_hosts)
+
+
+def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_install: bool) -> list[Host]:
+    try:
+        return [parse_destination(d, key_file=key_file, sudo=sudo, install_fio=not no_install)
+                for d in destinations]
+    except (ValueError, ValidationError) as exc:
+        raise click.BadParameter(f"use user@address[:port] ({exc})", param_hint="--host") from None
+
+
 @cli.command()
 @profile_option
 @target_option
+@click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
+              help="Run a profile without hosts on these SSH hosts (repeatable).")
+@remote_options
 @format_option
 @pass_app
-def run(app: App, profile: str, target: str | None, fmt: str) -> None:
+def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...], key_file: str | None,
+        sudo: bool, accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
+        no_install_fio: bool, fmt: str) -> None:
     """Run a profile and print its results."""
-    plan = build_plan(load_profile(profile), target_dir=_target(target))
+    hosts = _hosts(destinations, key_file, sudo, no_install_fio)
+    options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
+    plan = build_plan(load_profile(profile), target_dir=options.target_dir, hosts=hosts or None,
+                      destroy_data_on=list(destroy))
     store = app.store()
-    outcome = Runner(store, app.ui).start(plan, RunOptions(target_dir=_target(target)))
+    outcome = Runner(store, app.ui).start(plan, options)
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+@cli.command()
+@click.argument("destination", metavar="USER@ADDR[:PORT]")
+@click.option("--path", "path", metavar="DIR", help="Directory on the host to measure (default: a "
+              "scratch directory in /var/tmp, i.e. the OS disk; /mnt is the Azure temp disk).")
+@click.option("--runtime", default="20s", show_default=True, help="Measured time per job.")
+@remote_options
+@format_option
+@pass_app
+def latency(app: App, destination: str, path: str | None, runtime: str, key_file: str | None, sudo: bool,
+            accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
+            no_install_fio: bool, fmt: str) -> None:
+    """QD1 8k random-write and random-read latency of one host, in about a minute."""
+    hosts = _hosts((destination,), key_file, sudo, no_install_fio)
+    loaded = load_profile("latency")
+    text = loaded.text.replace("runtime: 20s", f"runtime: {runtime}")
+    loaded = LoadedProfile(profile=parse_profile(text, loaded.path), path=loaded.path, text=text)
+    options = _options(path, hosts, destroy, accept_new_host_key, known_hosts)
+    plan = build_plan(loaded, target_dir=path, hosts=hosts)
+    store = app.store()
+    outcome = Runner(store, app.ui).start(plan, options)
     _finish(app, store, outcome.run_id, fmt, outcome.messages)
 
 
 @cli.command()
 @click.argument("run_id")
+@click.option("--accept-new-host-key", is_flag=True, help="Trust a host key seen for the first time.")
 @format_option
 @pass_app
-def resume(app: App, run_id: str, fmt: str) -> None:
+def resume(app: App, run_id: str, accept_new_host_key: bool, fmt: str) -> None:
     """Run the jobs of an interrupted or failed run that have no result yet."""
     store = app.store()
-    outcome = Runner(store, app.ui).resume(run_id)
+    outcome = Runner(store, app.ui).resume(run_id, RunOptions(accept_new_host_key=accept_new_host_key))
     _finish(app, store, outcome.run_id, fmt, outcome.messages)
 
 

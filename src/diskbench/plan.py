@@ -102,7 +102,7 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                            "--host applies to profiles without them")
     if hosts:
         target = Target(dir=target_dir) if target_dir else profile.target
-        hosts = [h.model_copy(update={"targets": {"default": target}}) for h in hosts]
+        hosts = [h.model_copy(update={"targets": {target.label: target}}) for h in hosts]
     for host in hosts or profile.hosts:
         for target_name, target in host.targets.items():
             for name in host.workloads or list(resolved):

@@ -48,7 +48,7 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
-    many_targets = len({(r.host, r.target) for r in results}) > 1
+    many_targets = len({(r.host, r.target) for r in results}) > 1 or any(r.host != "local" for r in results)
     inexact = any(r.result.clat and not r.result.clat.exact for r in results)
     return many_targets, inexact
 
@@ -72,7 +72,7 @@ def _headers(with_target: bool) -> list[str]:
 
 def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     facts = run.get("facts", {})
-    host = facts.get("hostname") or "-"
+    host = facts.get("hostname") or ", ".join(facts.get("hosts", {})) or "-"
     targets = sorted({r.target for r in results})
     where = f" · target {targets[0]}" if len(targets) == 1 else ""
     return f"run {run['id']} · {run['profile']} · {run['status']} · {host}{where}"

@@ -1,0 +1,259 @@
+"""A lab of SSH hosts for tests: network namespaces, real sshd, loop devices as disks.
+
+Each host lives in its own network namespace with its own address (198.18.0.0/15, the
+benchmarking range), runs the distribution's sshd with generated host and user keys, and gets
+loop devices as its disks; a cgroup v1 blkio throttle can cap a device like a cloud disk.
+Everything is named after the lab's random id and removed by that id in ``close()``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BLKIO = Path("/sys/fs/cgroup/blkio")
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+
+
+def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), capture_output=True, text=True, check=check)
+
+
+def lab_supported() -> str | None:
+    """Why the lab cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, loop devices, sshd)"
+    for tool in ("ip", "losetup", "ssh-keygen"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed"
+    if not Path(SSHD).exists():
+        return "openssh-server is not installed"
+    return None
+
+
+@dataclass
+class LabHost:
+    lab: Lab
+    name: str
+    index: int
+    address: str
+    ns: str
+    veth: str
+    home: Path
+    fio_missing: bool = False
+    loops: list[str] = field(default_factory=list)
+    proc: subprocess.Popen[bytes] | None = None
+    cgroup: Path | None = None
+
+    @property
+    def destination(self) -> str:
+        return f"root@{self.address}"
+
+    def host_key_fingerprint(self) -> str:
+        out = sh("ssh-keygen", "-lf", str(self.home / "ssh_host_ed25519_key.pub")).stdout
+        return out.split()[1]
+
+    def profile_host(self, **extra: object) -> dict[str, object]:
+        return {"name": self.name, "address": self.address, "user": "root",
+                "key_file": str(self.lab.user_key), **extra}
+
+    # --- sshd -------------------------------------------------------------------------------
+    def start_sshd(self) -> None:
+        config = self.home / "sshd_config"
+        config.write_text(
+            f"ListenAddress {self.address}:22\nHostKey {self.home}/ssh_host_ed25519_key\n"
+            f"PidFile {self.home}/sshd.pid\nAuthorizedKeysFile {self.lab.root}/authorized_keys\n"
+            "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\n"
+            "Subsystem sftp internal-sftp\nMaxStartups 100\n")
+        Path("/run/sshd").mkdir(exist_ok=True)
+        daemon = f"exec {SSHD} -D -e -f {config}"
+        if self.fio_missing:  # hide fio from this host only: a bind mount in its own mount namespace
+            fake = self.home / "no-fio"
+            fake.write_text("")
+            fake.chmod(0o644)
+            hides = " ".join(f"mount --bind {fake} {p} &&" for p in _fio_paths())
+            daemon = f"{hides} {daemon}"
+            argv = ["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation", "private",
+                    "sh", "-c", daemon]
+        else:
+            argv = ["ip", "netns", "exec", self.ns, "sh", "-c", daemon]
+        log = open(self.home / "sshd.log", "ab")  # noqa: SIM115 - lives as long as sshd
+        self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+        if self.cgroup is not None:
+            (self.cgroup / "cgroup.procs").write_text(str(self.proc.pid))
+        self.wait_listening()
+
+    def wait_listening(self, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            out = sh("ip", "netns", "exec", self.ns, "ss", "-Htln", f"sport = :22", check=False)
+            if self.address in out.stdout:
+                return
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(f"sshd on {self.name} exited: {(self.home / 'sshd.log').read_text()}")
+            time.sleep(0.05)
+        raise RuntimeError(f"sshd on {self.name} did not start")
+
+    def sshd_pids(self) -> list[int]:
+        """The listener and every sshd session process below it (not the shells or fio)."""
+        if self.proc is None:
+            return []
+        pids, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            try:
+                comm = Path(f"/proc/{pid}/comm").read_text().strip()
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            except OSError:
+                continue
+            if comm in ("sshd", "sh", "unshare", "ip") and pid == self.proc.pid or comm == "sshd":
+                pids.append(pid)
+            todo += [int(c) for c in children]
+        return pids
+
+    def kill_sshd(self) -> None:
+        """Like a crash of sshd: the listener and all sessions die at once."""
+        for pid in self.sshd_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc is not None:
+            self.proc.wait(timeout=10)
+            self.proc = None
+
+    # --- disks ------------------------------------------------------------------------------
+    def add_loop(self, size_mib: int = 64) -> str:
+        backing = self.home / f"disk{len(self.loops)}.img"
+        with open(backing, "wb") as fh:
+            fh.truncate(size_mib * 1024 * 1024)
+        dev = sh("losetup", "--find", "--show", "--direct-io=on", str(backing)).stdout.strip()
+        self.loops.append(dev)
+        self.lab.loops.append(dev)
+        return dev
+
+    def throttle(self, dev: str, *, write_iops: int | None = None, read_iops: int | None = None) -> None:
+        """Cap a device like a cloud disk, for every process this host's sshd starts."""
+        if not (BLKIO / "cgroup.procs").exists():
+            raise RuntimeError("cgroup v1 blkio is not mounted at /sys/fs/cgroup/blkio")
+        if self.cgroup is None:
+            self.cgroup = BLKIO / f"diskbench-lab-{self.lab.id}-{self.index}"
+            self.cgroup.mkdir()
+            self.lab.cgroups.append(self.cgroup)
+        rdev = os.stat(dev).st_rdev
+        majmin = f"{os.major(rdev)}:{os.minor(rdev)}"
+        if write_iops:
+            (self.cgroup / "blkio.throttle.write_iops_device").write_text(f"{majmin} {write_iops}")
+        if read_iops:
+            (self.cgroup / "blkio.throttle.read_iops_device").write_text(f"{majmin} {read_iops}")
+        if self.proc is not None:
+            for pid in [self.proc.pid, *self.sshd_pids()]:
+                try:
+                    (self.cgroup / "cgroup.procs").write_text(str(pid))
+                except OSError:
+                    continue
+
+
+class Lab:
+    """N lab hosts; ``close()`` removes all of it, by this lab's id."""
+
+    def __init__(self, root: Path) -> None:
+        self.id = secrets.token_hex(2)
+        self.root = root
+        self.subnet = 18 + int(self.id, 16) % 2, int(self.id, 16) % 250 + 2
+        self.hosts: list[LabHost] = []
+        self.loops: list[str] = []
+        self.cgroups: list[Path] = []
+        self.user_key = root / "id_ed25519"
+        sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"diskbench-lab-{self.id}",
+           "-f", str(self.user_key))
+        shutil.copy(f"{self.user_key}.pub", root / "authorized_keys")
+        self.known_hosts = root / "known_hosts"
+        self.known_hosts.write_text("")
+
+    def add_host(self, *, loops: int = 0, loop_mib: int = 64, fio_missing: bool = False,
+                 start: bool = True, trusted: bool = True) -> LabHost:
+        i = len(self.hosts)
+        b, c = self.subnet
+        outer, inner = f"198.{b}.{c}.{4 * i + 1}", f"198.{b}.{c}.{4 * i + 2}"
+        ns, veth = f"dbl-{self.id}-{i}", f"dbl{self.id}{i}"
+        home = self.root / f"host{i}"
+        home.mkdir()
+        host = LabHost(self, f"lab{i}", i, inner, ns, veth, home, fio_missing)
+        self.hosts.append(host)
+        sh("ip", "netns", "add", ns)
+        sh("ip", "link", "add", veth, "type", "veth", "peer", "name", f"{veth}p")
+        sh("ip", "link", "set", f"{veth}p", "netns", ns)
+        sh("ip", "addr", "add", f"{outer}/30", "dev", veth)
+        sh("ip", "link", "set", veth, "up")
+        sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{inner}/30", "dev", f"{veth}p")
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", f"{veth}p", "up")
+        sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+        sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(home / "ssh_host_ed25519_key"))
+        if trusted:
+            pub = (home / "ssh_host_ed25519_key.pub").read_text().split()
+            with open(self.known_hosts, "a") as fh:
+                fh.write(f"{inner} {pub[0]} {pub[1]}\n")
+        for _ in range(loops):
+            host.add_loop(loop_mib)
+        if start:
+            host.start_sshd()
+        return host
+
+    def close(self) -> None:
+        for host in self.hosts:
+            try:
+                host.kill_sshd()
+            except Exception:  # noqa: BLE001 - keep cleaning up
+                pass
+        _unmount_and_stop(self.loops)
+        for host in self.hosts:
+            sh("ip", "netns", "del", host.ns, check=False)
+            sh("ip", "link", "del", host.veth, check=False)
+        for dev in self.loops:
+            sh("losetup", "-d", dev, check=False)
+        for cgroup in self.cgroups:
+            for pid in (cgroup / "cgroup.procs").read_text().split() if cgroup.exists() else []:
+                try:
+                    (BLKIO / "cgroup.procs").write_text(pid)
+                except OSError:
+                    pass
+            for _ in range(50):
+                try:
+                    cgroup.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
+def _fio_paths() -> list[str]:
+    found = [shutil.which("fio")] + ["/usr/bin/fio", "/usr/local/bin/fio"]
+    return sorted({p for p in found if p and os.path.exists(p)})
+
+
+def _unmount_and_stop(loops: list[str]) -> None:
+    """Unmount and stop whatever a test (or diskbench) left on this lab's loop devices."""
+    if not loops:
+        return
+    names = {Path(dev).name for dev in loops}
+    arrays = []
+    for line in Path("/proc/mdstat").read_text().splitlines() if Path("/proc/mdstat").exists() else []:
+        if line.startswith("md") and any(f"{n}[" in line for n in names):
+            arrays.append(f"/dev/{line.split()[0]}")
+    for dev in [*arrays, *loops]:
+        out = sh("findmnt", "-n", "-o", "TARGET", "-S", dev, check=False)
+        for target in out.stdout.split():
+            sh("umount", "-l", target, check=False)
+    for md in arrays:
+        sh("mdadm", "--stop", md, check=False)
+    for dev in loops:
+        sh("mdadm", "--zero-superblock", dev, check=False)
