@@ -127,16 +127,18 @@ def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...
 @click.option("--path", "path", metavar="DIR", help="Directory on the host to measure (default: a "
               "scratch directory in /var/tmp, i.e. the OS disk; /mnt is the Azure temp disk).")
 @click.option("--runtime", default="20s", show_default=True, help="Measured time per job.")
+@click.option("--size", default="1G", show_default=True, help="Test file size.")
 @remote_options
 @format_option
 @pass_app
-def latency(app: App, destination: str, path: str | None, runtime: str, key_file: str | None, sudo: bool,
+def latency(app: App, destination: str, path: str | None, runtime: str, size: str, key_file: str | None,
+            sudo: bool,
             accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
             no_install_fio: bool, fmt: str) -> None:
     """QD1 8k random-write and random-read latency of one host, in about a minute."""
     hosts = _hosts((destination,), key_file, sudo, no_install_fio)
     loaded = load_profile("latency")
-    text = loaded.text.replace("runtime: 20s", f"runtime: {runtime}")
+    text = loaded.text.replace("runtime: 20s", f"runtime: {runtime}").replace("size: 1G", f"size: {size}")
     loaded = LoadedProfile(profile=parse_profile(text, loaded.path), path=loaded.path, text=text)
     options = _options(path, hosts, destroy, accept_new_host_key, known_hosts)
     plan = build_plan(loaded, target_dir=path, hosts=hosts)

@@ -12,7 +12,7 @@ import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ import platformdirs
 
 from .errors import DiskbenchError, ExecutionError
 from .executor import Executor, LocalExecutor
-from .facts import host_facts, target_facts
+from .facts import fio_version, host_facts, target_facts
 from .model import GroupResult
 from .parse import parse_fio_output
 from .plan import LOCAL, Plan, PlannedJob, build_plan
@@ -132,9 +132,8 @@ class Runner:
         run = self.store.get_run(run_ref)
         if run["origin"] != "run" or not run["profile_text"]:
             raise DiskbenchError(f"run {run['id']} was imported, not run; there is nothing to resume")
-        stored = dict(run["options"])
-        stored.pop("accept_new_host_key", None)
-        saved = RunOptions(**stored)
+        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key"}
+        saved = RunOptions(**{k: v for k, v in run["options"].items() if k in known})
         if options is not None:
             saved.accept_new_host_key = options.accept_new_host_key
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
@@ -275,7 +274,7 @@ class Runner:
         return SSHExecutor(job.host, trust, on_event=self.ui.line).connect()
 
     def _ensure_fio(self, ex: Executor, host: Host | None) -> None:
-        if ex.which("fio"):
+        if fio_version(ex):  # runs it: a file called fio that does not run is no fio
             return
         if host is None:
             self._require_local_fio()
@@ -290,7 +289,7 @@ class Runner:
             if ex.which(manager):
                 self.ui.line(f"{host.name}: installing fio with {manager}")
                 out = ex.run(argv, timeout=900, privileged=True)
-                if out.returncode == 0 and ex.which("fio"):
+                if out.returncode == 0 and fio_version(ex):
                     return
                 detail = (out.stderr or out.stdout).strip().splitlines()
                 raise ExecutionError(f"{host.name}: installing fio with {manager} failed: "

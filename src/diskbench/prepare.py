@@ -9,7 +9,6 @@ partition table) or holds the root filesystem, unless that exact device is named
 from __future__ import annotations
 
 import json
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,6 +210,12 @@ class Preparer:
         return Prepared(directory=directory)
 
     def _stripe(self, devices: list[str], prepared: Prepared) -> str:
+        if self.ex.run(["test", "-e", "/proc/mdstat"]).returncode != 0:
+            raise ExecutionError(f"{self.ex.name}: this kernel has no md RAID support (/proc/mdstat is "
+                                 "missing), so diskbench cannot stripe " + ", ".join(devices),
+                                 hint="load the raid0 module (modprobe raid0) or use a kernel with CONFIG_MD")
+        if not self.ex.which("mdadm"):
+            raise ExecutionError(f"{self.ex.name}: mdadm is not installed", hint="apt-get install -y mdadm")
         md = f"/dev/md/diskbench-{self.run_id[-4:]}-{self.name}"
         self.line(f"{self.ex.name}: building RAID0 {md} from {', '.join(devices)}")
         self._ok(["mdadm", "--create", md, "--run", "--level=0", "--metadata=1.2", "--chunk=512",
@@ -253,7 +258,3 @@ def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:
 
 def workload_writes(rw: str | None) -> bool:
     return rw in WRITE_MODES
-
-
-def quote(argv: list[str]) -> str:
-    return shlex.join(argv)

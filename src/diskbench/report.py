@@ -16,6 +16,7 @@ from .store import StoredResult
 SCHEMA = "diskbench.results/1"
 FORMATS = ("table", "json", "markdown", "csv")
 MIB = 1024.0 * 1024.0
+_NOT_REMOTE = ("local", "imported")
 _RUN_KEYS = ("id", "profile", "origin", "started", "finished", "status")
 
 
@@ -48,7 +49,8 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
-    many_targets = len({(r.host, r.target) for r in results}) > 1 or any(r.host != "local" for r in results)
+    remote = any(r.host not in _NOT_REMOTE for r in results)
+    many_targets = len({(r.host, r.target) for r in results}) > 1 or remote
     inexact = any(r.result.clat and not r.result.clat.exact for r in results)
     return many_targets, inexact
 
@@ -58,7 +60,7 @@ def _row(r: StoredResult, with_target: bool) -> list[str]:
     pct = d.clat.percentiles if d.clat else {}
     row = [r.workload]
     if with_target:
-        row.append(r.target if r.host == "local" else f"{r.host}:{r.target}")
+        row.append(r.target if r.host in _NOT_REMOTE else f"{r.host}:{r.target}")
     mark = "" if not d.clat or d.clat.exact else "~"
     row += [d.direction, _fmt(d.iops, 0), _fmt(d.bw_bytes_per_s / MIB, 1)]
     row += [mark + _fmt(pct.get(pkey(p))) for p in TABLE_PERCENTILES]

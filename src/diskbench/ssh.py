@@ -121,7 +121,7 @@ class SSHExecutor(Executor):
         self.user = host.user or getpass.getuser()
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
-        self.work_root = f"/tmp/diskbench-{self.user}"
+        self.work_root = f"/tmp/diskbench-{self.user}/{host.name}"
         self._pid: str | None = None
 
     def interrupt(self) -> None:
@@ -331,7 +331,7 @@ class SSHExecutor(Executor):
                 err += part
             text = err.decode("utf-8", "replace").strip()
             return received, int(text) if text.lstrip("-").isdigit() else None
-        except _TRANSIENT as exc:
+        except (*_TRANSIENT, ExecutionError) as exc:
             if isinstance(exc, HostKeyError):
                 raise
             self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
