@@ -80,10 +80,12 @@ class LabHost:
             fake.chmod(0o644)
             hides = " ".join(f"mount --bind {fake} {p} &&" for p in _fio_paths())
             daemon = f"{hides} {daemon}"
-            argv = ["ip", "netns", "exec", self.ns, "unshare", "-m", "--propagation", "private",
+            argv = ["nsenter", f"--net=/run/netns/{self.ns}", "unshare", "-m", "--propagation", "private",
                     "sh", "-c", daemon]
         else:
-            argv = ["ip", "netns", "exec", self.ns, "sh", "-c", daemon]
+            # Only the network namespace: like a real host, sshd sees this machine's mounts and
+            # what diskbench mounts there is visible here, so tests can check the cleanup.
+            argv = ["nsenter", f"--net=/run/netns/{self.ns}", "sh", "-c", daemon]
         log = open(self.home / "sshd.log", "ab")  # noqa: SIM115 - lives as long as sshd
         self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         if self.cgroup is not None:
@@ -113,7 +115,7 @@ class LabHost:
                 children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
             except OSError:
                 continue
-            if comm in ("sshd", "sh", "unshare", "ip") and pid == self.proc.pid or comm == "sshd":
+            if comm in ("sshd", "sh", "unshare", "nsenter") and pid == self.proc.pid or comm == "sshd":
                 pids.append(pid)
             todo += [int(c) for c in children]
         return pids

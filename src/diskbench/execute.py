@@ -260,7 +260,7 @@ class Runner:
             for where in prepared.values():
                 where.release()
             if isinstance(ex, SSHExecutor):
-                ex.remove_tree(f"{ex.work_root}/{run_id}")
+                ex.remove_workspace(run_id)
             self._active.pop(machine, None)
             ex.close()
 

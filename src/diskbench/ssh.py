@@ -257,6 +257,10 @@ class SSHExecutor(Executor):
     def is_dir(self, path: str) -> bool:
         return self.run(["test", "-d", path]).returncode == 0
 
+    def remove_workspace(self, run_id: str) -> None:
+        self.remove_tree(f"{self.work_root}/{run_id}")
+        self.run(["rmdir", "-p", "--ignore-fail-on-non-empty", self.work_root], privileged=True)
+
     def workspace(self, local_dir: Path) -> str:
         return f"{self.work_root}/{local_dir.parent.name}/{local_dir.name}"
 
