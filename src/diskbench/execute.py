@@ -107,6 +107,7 @@ class Runner:
         self._active: dict[str, Executor] = {}
         self._counter = 0
         self._lock = threading.Lock()
+        self._facts: dict[tuple[str, str], dict[str, Any]] = {}
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
@@ -297,6 +298,13 @@ class Runner:
         raise ExecutionError(f"{host.name}: fio is not installed and no apt-get, dnf or zypper was found")
 
     # --- one job ----------------------------------------------------------------------------
+    def _target_facts(self, ex: Executor, path: str) -> dict[str, Any]:
+        """Filesystem and disks of a target, looked up once per run (they do not change)."""
+        key = (ex.name, path)
+        if key not in self._facts:
+            self._facts[key] = target_facts(ex, path)
+        return self._facts[key]
+
     def _next_index(self) -> int:
         with self._lock:
             self._counter += 1
@@ -308,7 +316,8 @@ class Runner:
         art.mkdir(parents=True, exist_ok=True)
         rendered = render_fio(job, where.directory, filename=where.filename)
         self.store.update_job(run_id, job.key, status="running", started=now_iso(), rendered=rendered,
-                              facts=target_facts(ex, where.directory or where.filename or "/"), message=None)
+                              facts=self._target_facts(ex, where.directory or where.filename or "/"),
+                              message=None)
         label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
         index = self._next_index()
         self._prepare_data(ex, job, where, art, label)

@@ -226,7 +226,7 @@ class SSHExecutor(Executor):
     def write_text(self, path: str, text: str) -> None:
         def once() -> None:
             sftp = self._sftp_client()
-            self.shell(f"mkdir -p {shlex.quote(os.path.dirname(path))}")
+            _sftp_makedirs(sftp, os.path.dirname(path))
             with sftp.open(path, "w") as fh:
                 fh.write(text.encode("utf-8"))
 
@@ -268,57 +268,69 @@ class SSHExecutor(Executor):
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
-        work = workdir or os.path.dirname(argv[-1])
-        q = shlex.quote
+        work = shlex.quote(workdir or os.path.dirname(argv[-1]))
         inner = (f"echo $$ > pid; {self.command(argv)} > stdout.txt 2> stderr.txt; "
                  "echo $? > exit_code.part; mv exit_code.part exit_code")
         launcher = self.command(["setsid", "sh", "-c", inner], privileged=privileged)
+        # One round trip starts fio detached and follows its status; the wrapper's pid and exit
+        # code come back on stderr, fio's own stdout on stdout.
+        start = (f"cd {work} || exit 97; rm -f pid exit_code; ({launcher}) >/dev/null 2>&1 </dev/null &\n"
+                 "i=0; while [ ! -s pid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done\n"
+                 "p=$(cat pid 2>/dev/null); echo \"PID $p\" >&2\n")
         deadline = time.monotonic() + timeout
-        start = self.shell(f"cd {q(work)} && rm -f pid exit_code && ({launcher}) >/dev/null 2>&1 "
-                           f"</dev/null & i=0; while [ ! -s {q(work)}/pid ] && [ $i -lt 100 ]; "
-                           f"do sleep 0.02; i=$((i+1)); done; cat {q(work)}/pid")
-        pid = start.stdout.strip()
-        self._pid = pid
-        if start.returncode != 0 or not pid.isdigit():
-            raise ExecutionError(f"{self.name}: could not start {argv[0]}: {start.stderr.strip()}")
-        received = 0
+        received, rc, reconnected = 0, None, False
+        pid: str | None = None
         with open(stdout_path, "wb") as local_out:
-            while True:
-                follow = (f"cd {q(work)} && tail -c +{received + 1} -s 0.05 -F --pid={pid} stdout.txt "
-                          "2>/dev/null; cat exit_code >&2 2>/dev/null")
+            while rc is None:
+                follow = (f"{'cd ' + work + ' || exit 97; p=' + pid if pid else start}\n"
+                          f"tail -c +{received + 1} -s 0.05 -F --pid=$p stdout.txt 2>/dev/null\n"
+                          "echo \"RC $(cat exit_code 2>/dev/null)\" >&2\n")
                 try:
-                    received, rc = self._follow(follow, local_out, on_output, received, deadline)
+                    received, rc, seen_pid = self._follow(follow, local_out, on_output, received, deadline)
                 except KeyboardInterrupt:
-                    self._kill(pid)
+                    if pid or self._pid:
+                        self._kill(pid or self._pid or "")
                     raise
-                if rc is not None:
-                    break
-                if time.monotonic() > deadline:
-                    self._kill(pid)
-                    rc = -9
-                    break
+                if seen_pid and not pid:
+                    if not seen_pid.isdigit():
+                        raise ExecutionError(f"{self.name}: could not start {argv[0]} in {work}")
+                    pid = self._pid = seen_pid
+                if rc is None:
+                    reconnected = True
+                    if time.monotonic() > deadline:
+                        if pid:
+                            self._kill(pid)
+                        rc = -9
         self._pid = None
-        self.fetch(f"{work}/stdout.txt", stdout_path)
-        if not self.fetch(f"{work}/stderr.txt", stderr_path):
+        if reconnected:  # what was streamed may have gaps; the host's file has it all
+            self.fetch(f"{workdir}/stdout.txt", stdout_path)
+        if not self.fetch(f"{workdir}/stderr.txt", stderr_path):
             stderr_path.write_bytes(b"")
         return rc
 
     def _follow(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
-                received: int, deadline: float) -> tuple[int, int | None]:
-        """Stream new output until fio's wrapper exits; returns (bytes seen, exit code or None)."""
+                received: int, deadline: float) -> tuple[int, int | None, str | None]:
+        """Stream output until fio's wrapper exits: (bytes seen, exit code or None, pid or None)."""
+        pid: str | None = None
+        err = b""
         try:
             transport = self._live().get_transport()
             assert transport is not None
             channel = transport.open_session()
-            channel.settimeout(1.0)
+            channel.settimeout(0.2)
             channel.exec_command(cmd)
             while True:
+                while channel.recv_stderr_ready():
+                    err += channel.recv_stderr(4096)
+                if pid is None and b"PID " in err:
+                    line = err.split(b"PID ", 1)[1].split(b"\n", 1)[0]
+                    pid = line.decode().strip()
                 try:
                     chunk = channel.recv(65536)
                 except TimeoutError:
                     if time.monotonic() > deadline:
                         channel.close()
-                        return received, None
+                        return received, None, pid
                     if not transport.is_active():
                         raise EOFError("transport closed") from None
                     continue
@@ -327,14 +339,13 @@ class SSHExecutor(Executor):
                 local_out.write(chunk)
                 received += len(chunk)
                 on_output(chunk.decode("utf-8", "replace"))
-            err = b""
-            while not channel.exit_status_ready() or channel.recv_stderr_ready():
-                part = channel.recv_stderr(1024)
-                if not part and channel.exit_status_ready():
-                    break
-                err += part
-            text = err.decode("utf-8", "replace").strip()
-            return received, int(text) if text.lstrip("-").isdigit() else None
+            channel.recv_exit_status()
+            while channel.recv_stderr_ready():
+                err += channel.recv_stderr(4096)
+            if pid is None and b"PID " in err:
+                pid = err.split(b"PID ", 1)[1].split(b"\n", 1)[0].decode().strip()
+            rc_text = err.split(b"RC ", 1)[1].split(b"\n", 1)[0].decode().strip() if b"RC " in err else ""
+            return received, int(rc_text) if rc_text.lstrip("-").isdigit() else None, pid
         except (*_TRANSIENT, ExecutionError) as exc:
             if isinstance(exc, HostKeyError):
                 raise
@@ -344,12 +355,12 @@ class SSHExecutor(Executor):
                 time.sleep(RECONNECT_EVERY_S)
                 try:
                     self.connect()
-                    return received, None
+                    return received, None, pid
                 except HostKeyError:
                     raise
                 except ExecutionError:
                     continue
-            return received, None
+            return received, None, pid
 
     def _kill(self, pid: str) -> None:
         """Stop the fio on the host: SIGINT first (fio then writes what it has), then SIGKILL."""
@@ -360,3 +371,17 @@ class SSHExecutor(Executor):
                        f"done; {kill}", timeout=30)
         except ExecutionError:
             pass
+
+
+def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
+    """``mkdir -p`` over SFTP (no extra command round trip)."""
+    missing = []
+    while path and path != "/":
+        try:
+            sftp.stat(path)
+            break
+        except FileNotFoundError:
+            missing.append(path)
+            path = os.path.dirname(path)
+    for folder in reversed(missing):
+        sftp.mkdir(folder)
