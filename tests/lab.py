@@ -8,6 +8,7 @@ Everything is named after the lab's random id and removed by that id in ``close(
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -29,7 +30,7 @@ def lab_supported() -> str | None:
     """Why the lab cannot run here, or None."""
     if os.geteuid() != 0:
         return "needs root (network namespaces, loop devices, sshd)"
-    for tool in ("ip", "losetup", "ssh-keygen"):
+    for tool in ("ip", "losetup", "ssh-keygen", "nsenter"):
         if shutil.which(tool) is None:
             return f"{tool} is not installed"
     if not Path(SSHD).exists():
@@ -68,7 +69,7 @@ class LabHost:
         config = self.home / "sshd_config"
         config.write_text(
             f"ListenAddress {self.address}:22\nHostKey {self.home}/ssh_host_ed25519_key\n"
-            f"PidFile {self.home}/sshd.pid\nAuthorizedKeysFile {self.lab.root}/authorized_keys\n"
+            f"PidFile {self.home}/sshd.pid\nAuthorizedKeysFile {self.lab.authorized_keys}\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\n"
             "Subsystem sftp internal-sftp\nMaxStartups 100\n")
@@ -95,7 +96,7 @@ class LabHost:
     def wait_listening(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            out = sh("ip", "netns", "exec", self.ns, "ss", "-Htln", f"sport = :22", check=False)
+            out = sh("ip", "netns", "exec", self.ns, "ss", "-Htln", "sport = :22", check=False)
             if self.address in out.stdout:
                 return
             if self.proc is not None and self.proc.poll() is not None:
@@ -123,10 +124,8 @@ class LabHost:
     def kill_sshd(self) -> None:
         """Like a crash of sshd: the listener and all sessions die at once."""
         for pid in self.sshd_pids():
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         if self.proc is not None:
             self.proc.wait(timeout=10)
             self.proc = None
@@ -173,12 +172,28 @@ class Lab:
         self.hosts: list[LabHost] = []
         self.loops: list[str] = []
         self.cgroups: list[Path] = []
+        self.users: list[str] = []
         self.user_key = root / "id_ed25519"
         sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", f"diskbench-lab-{self.id}",
            "-f", str(self.user_key))
-        shutil.copy(f"{self.user_key}.pub", root / "authorized_keys")
+        # sshd reads authorized keys as the user logging in: keep them where any user can read.
+        self.shared = Path(f"/run/diskbench-lab-{self.id}")
+        self.shared.mkdir(mode=0o755)
+        self.authorized_keys = self.shared / "authorized_keys"
+        shutil.copy(f"{self.user_key}.pub", self.authorized_keys)
+        self.authorized_keys.chmod(0o644)
         self.known_hosts = root / "known_hosts"
         self.known_hosts.write_text("")
+
+    def add_sudo_user(self) -> str:
+        """A non-root login with passwordless sudo, like Azure's default user; removed in close()."""
+        name = f"dbl{self.id}"
+        sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name)
+        self.users.append(name)
+        sudoers = Path(f"/etc/sudoers.d/diskbench-lab-{self.id}")
+        sudoers.write_text(f"{name} ALL=(ALL) NOPASSWD:ALL\n")
+        sudoers.chmod(0o440)
+        return name
 
     def add_host(self, *, loops: int = 0, loop_mib: int = 64, fio_missing: bool = False,
                  start: bool = True, trusted: bool = True) -> LabHost:
@@ -211,22 +226,23 @@ class Lab:
 
     def close(self) -> None:
         for host in self.hosts:
-            try:
+            with contextlib.suppress(Exception):  # keep cleaning up
                 host.kill_sshd()
-            except Exception:  # noqa: BLE001 - keep cleaning up
-                pass
         _unmount_and_stop(self.loops)
         for host in self.hosts:
             sh("ip", "netns", "del", host.ns, check=False)
             sh("ip", "link", "del", host.veth, check=False)
         for dev in self.loops:
             sh("losetup", "-d", dev, check=False)
+        shutil.rmtree(self.shared, ignore_errors=True)
+        for user in self.users:
+            Path(f"/etc/sudoers.d/diskbench-lab-{self.id}").unlink(missing_ok=True)
+            sh("pkill", "-KILL", "-u", user, check=False)
+            sh("userdel", user, check=False)
         for cgroup in self.cgroups:
             for pid in (cgroup / "cgroup.procs").read_text().split() if cgroup.exists() else []:
-                try:
+                with contextlib.suppress(OSError):
                     (BLKIO / "cgroup.procs").write_text(pid)
-                except OSError:
-                    pass
             for _ in range(50):
                 try:
                     cgroup.rmdir()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,8 +13,10 @@ import yaml
 
 from diskbench.executor import LocalExecutor
 from diskbench.prepare import Preparer
+from diskbench.profile import Target
 
 from .conftest import diskbench, needs_fio, needs_root
+from .fake import FakeExecutor
 from .lab import Lab
 
 pytestmark = needs_fio
@@ -113,3 +116,53 @@ def test_root_disk_holds_data() -> None:
     disk = sorted(roots)[-1]
     reasons = preparer.holds_data(disk)
     assert any("root filesystem" in r or "mounted at /" in r for r in reasons), reasons
+
+
+@pytest.mark.skipif(shutil.which("sudo") is None or shutil.which("useradd") is None,
+                    reason="sudo or useradd is not installed")
+def test_non_root_user_with_sudo(lab: Lab, db: Path, tmp_path: Path) -> None:
+    user = lab.add_sudo_user()
+    host = lab.add_host(loops=1, loop_mib=320)
+    (dev,) = host.loops
+    target = {"disk": {"device": dev, "fs": "xfs"}}
+    without = profile(tmp_path / "n.yaml", {**host.profile_host(targets=target), "user": user})
+    out = diskbench("run", "--profile", str(without), "--known-hosts", str(lab.known_hosts), db=db)
+    # Without sudo the device cannot even be probed, and what cannot be checked is not written.
+    assert out.returncode == 1 and "cannot be probed, so may hold data" in out.stderr, out.stderr
+    with_sudo = profile(tmp_path / "s.yaml",
+                        {**host.profile_host(targets=target), "user": user, "sudo": True})
+    out = diskbench("run", "--profile", str(with_sudo), "--known-hosts", str(lab.known_hosts), db=db)
+    assert out.returncode == 0, out.stderr
+    assert dev not in Path("/proc/mounts").read_text()
+
+
+def _lsblk(*devices: dict[str, object]) -> str:
+    return json.dumps({"blockdevices": list(devices)})
+
+
+def test_temp_disk_is_found_by_its_azure_link() -> None:
+    ex = FakeExecutor({"findmnt -n -o TARGET -S /dev/disk/azure/resource-part1": (0, "/mnt\n"),
+                       "mkdir -p /mnt/diskbench": (0, "")})
+    prepared = Preparer(ex, allowed=[], name="t", run_id="r").prepare(Target(temp=True), writes=True)
+    assert prepared.directory == "/mnt/diskbench"
+
+
+def test_local_nvme_excludes_the_os_disk_and_azure_accelerator() -> None:
+    ex = FakeExecutor({
+        "lsblk -J -d -p -o NAME,TYPE,MODEL": (0, _lsblk(
+            {"name": "/dev/nvme0n1", "type": "disk", "model": "MSFT NVMe Accelerator v1.0"},
+            {"name": "/dev/nvme1n1", "type": "disk", "model": "Microsoft NVMe Direct Disk"},
+            {"name": "/dev/nvme2n1", "type": "disk", "model": "Microsoft NVMe Direct Disk"},
+            {"name": "/dev/sda", "type": "disk", "model": "Virtual Disk"})),
+        "findmnt -n -o SOURCE /": (0, "/dev/sda1\n"),
+        "lsblk -J -p -s -o NAME /dev/sda1": (
+            0, _lsblk({"name": "/dev/sda1", "children": [{"name": "/dev/sda"}]})),
+    })
+    assert Preparer(ex, allowed=[], name="t", run_id="r").devices(Target(nvme="all")) == [
+        "/dev/nvme1n1", "/dev/nvme2n1"]
+
+
+def test_data_disk_by_lun() -> None:
+    ex = FakeExecutor({"test -e /dev/disk/azure/scsi1/lun2": (0, ""),
+                       "readlink -f /dev/disk/azure/scsi1/lun2": (0, "/dev/sdd\n")})
+    assert Preparer(ex, allowed=[], name="t", run_id="r").devices(Target(lun=2)) == ["/dev/sdd"]

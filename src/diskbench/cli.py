@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -20,7 +20,15 @@ from .execute import Runner, RunOptions
 from .executor import LocalExecutor
 from .importer import import_fio
 from .plan import build_plan
-from .profile import Host, LoadedProfile, Machine, bundled_profiles, load_profile, parse_profile, profile_json_schema
+from .profile import (
+    Host,
+    LoadedProfile,
+    Machine,
+    bundled_profiles,
+    load_profile,
+    parse_profile,
+    profile_json_schema,
+)
 from .render import job_filename, render_fio
 from .report import FORMATS, render
 from .ssh import parse_destination

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import platform
 import re
@@ -30,7 +31,38 @@ def host_facts(ex: Executor) -> dict[str, Any]:
     facts["fio_version"] = fio_version(ex)
     if ex.name == "local":
         facts["python"] = platform.python_version()
+    else:
+        blk = ex.run(["lsblk", "-J", "-O"])
+        if blk.returncode == 0:
+            with contextlib.suppress(ValueError):
+                facts["block_devices"] = json.loads(blk.stdout).get("blockdevices", [])
+    facts.update(azure_facts(ex))
     return facts
+
+
+AZURE_VENDOR = "Microsoft Corporation"
+IMDS = "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01"
+
+
+def azure_facts(ex: Executor) -> dict[str, Any]:
+    """VM size, region and image from the instance metadata service, asked on the VM itself.
+
+    Only on machines whose DMI vendor is Microsoft: elsewhere the address means nothing.
+    """
+    vendor = ex.run(["cat", "/sys/class/dmi/id/sys_vendor"]).stdout.strip()
+    if vendor != AZURE_VENDOR:
+        return {}
+    out = ex.run(["curl", "-s", "-m", "3", "-H", "Metadata: true", IMDS], timeout=10)
+    try:
+        compute = json.loads(out.stdout)
+    except ValueError:
+        return {"azure": {"imds": "unreachable"}}
+    image = compute.get("storageProfile", {}).get("imageReference", {})
+    return {"azure": {
+        "vm_size": compute.get("vmSize"), "region": compute.get("location"),
+        "zone": compute.get("zone") or None, "vm_id": compute.get("vmId"),
+        "image": ":".join(str(image.get(k, "")) for k in ("publisher", "offer", "sku", "version")),
+    }}
 
 
 def _proc_facts(ex: Executor) -> dict[str, Any]:

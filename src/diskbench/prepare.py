@@ -101,7 +101,8 @@ class Preparer:
             if key in fields:
                 reasons.append(f"carries a {fields[key]} signature")
         if probe.returncode not in (0, 2):  # 2: nothing found
-            reasons.append(f"cannot be probed ({probe.stderr.strip() or probe.returncode})")
+            last = (probe.stderr.strip().splitlines() or [str(probe.returncode)])[-1]
+            reasons.append(f"cannot be probed, so may hold data ({last})")
         if dev in self.root_disks():
             reasons.append("holds the root filesystem")
         return reasons

@@ -8,6 +8,7 @@ again from where it left off (``tail --pid`` ends the moment fio's wrapper exits
 from __future__ import annotations
 
 import base64
+import contextlib
 import getpass
 import hashlib
 import io
@@ -366,11 +367,9 @@ class SSHExecutor(Executor):
         """Stop the fio on the host: SIGINT first (fio then writes what it has), then SIGKILL."""
         stop = self.command(["kill", "-INT", "--", f"-{pid}"], privileged=True)
         kill = self.command(["kill", "-KILL", "--", f"-{pid}"], privileged=True)
-        try:
+        with contextlib.suppress(ExecutionError):
             self.shell(f"{stop}; for i in $(seq 50); do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.2; "
                        f"done; {kill}", timeout=30)
-        except ExecutionError:
-            pass
 
 
 def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
