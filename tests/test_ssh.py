@@ -81,11 +81,14 @@ def test_two_hosts_dir_and_device(lab: Lab, db: Path, tmp_path: Path) -> None:
     data.mkdir()
     profile = write_profile(tmp_path / "p.yaml", [
         one.profile_host(targets={"tmp": {"dir": str(data)}, "xfs": {"device": one.loops[0], "fs": "xfs"}}),
-        two.profile_host(targets={"ext4": {"device": two.loops[0], "fs": "ext4", "precondition": True}}),
+        two.profile_host(targets={"ext4": {"device": two.loops[0], "fs": "ext4", "precondition": True,
+                                           "warmup": "1s"}}),
     ])
     out = run(lab, db, "run", "--profile", str(profile))
     assert out.returncode == 0, out.stderr
-    assert "preconditioning" in out.stderr
+    assert "preconditioning" in out.stderr and "warming the read cache for 1s" in out.stderr
+    art = Path(Store(db).get_run("last")["artifacts_dir"])
+    assert list(art.glob("*lab1*/precondition.output.json")) and list(art.glob("*lab1*/warmup.output.json"))
     doc = json.loads(diskbench("show", "last", "--format", "json", db=db).stdout)
     got = {(r["host"], r["target"], r["workload"]) for r in doc["results"]}
     assert got == {(h, t, w) for h, t in (("lab0", "tmp"), ("lab0", "xfs"), ("lab1", "ext4"))
@@ -105,6 +108,17 @@ def test_stripe_without_md_is_a_clear_error(lab: Lab, db: Path, tmp_path: Path) 
     assert out.returncode == 1
     assert "this kernel has no md RAID support" in out.stderr
     assert not Path("/dev/md").exists() or not any(Path("/dev/md").iterdir())
+
+
+def test_profile_without_hosts_runs_on_host_flag(lab: Lab, db: Path, tiny_profile: Path) -> None:
+    host = lab.add_host()
+    out = run(lab, db, "run", "--profile", str(tiny_profile), "--host", host.destination,
+              "--key", str(lab.user_key), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert {r["host"] for r in doc["results"]} == {host.address}
+    assert [r["workload"] for r in doc["results"]] == ["rr", "rw-mix", "rw-mix", "rw-mix"]
+    assert doc["run"]["host"]["hostname"] and doc["run"]["host"]["block_devices"]
 
 
 def test_latency_command(lab: Lab, db: Path) -> None:
