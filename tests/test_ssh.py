@@ -7,7 +7,9 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -49,55 +51,50 @@ needs_md = pytest.mark.skipif(
     not HAS_MD, reason="this kernel has no md RAID (CONFIG_MD unset: no /proc/mdstat)")
 
 
-@needs_md
-def test_two_hosts_dir_device_and_stripe(lab: Lab, db: Path, tmp_path: Path) -> None:
-    one, two = lab.add_host(loops=1, loop_mib=320), lab.add_host(loops=2, loop_mib=320)
+def two_host_run(lab: Lab, db: Path, tmp_path: Path, loops: int,
+                 second: Callable[[LabHost], dict[str, object]]) -> tuple[dict[str, Any], str, list[str]]:
+    """lab0 with a dir and an xfs device target, lab1 with ``second(host)``; returns the shown run."""
+    one, two = lab.add_host(loops=1, loop_mib=320), lab.add_host(loops=loops, loop_mib=320)
     data = tmp_path / "data"
     data.mkdir()
     profile = write_profile(tmp_path / "p.yaml", [
         one.profile_host(targets={"tmp": {"dir": str(data)}, "xfs": {"device": one.loops[0], "fs": "xfs"}}),
-        two.profile_host(targets={"md": {"stripe": two.loops, "fs": "xfs"}}),
+        two.profile_host(targets=second(two)),
     ])
     out = run(lab, db, "run", "--profile", str(profile))
     assert out.returncode == 0, out.stderr
-    assert "creating xfs on" in out.stderr and "building RAID0" in out.stderr
+    assert "creating xfs on" in out.stderr
     doc = json.loads(diskbench("show", "last", "--format", "json", db=db).stdout)
+    (target,) = second(two)
     got = {(r["host"], r["target"], r["workload"]) for r in doc["results"]}
-    assert got == {(h, t, w) for h, t in (("lab0", "tmp"), ("lab0", "xfs"), ("lab1", "md"))
+    assert got == {(h, t, w) for h, t in (("lab0", "tmp"), ("lab0", "xfs"), ("lab1", target))
                    for w in ("rr", "rw")}
     assert set(doc["run"]["host"]["hosts"]) == {"lab0", "lab1"}
     assert doc["run"]["targets"]["lab0/xfs"]["fstype"] == "xfs"
     assert all(r["clat_us"]["p99.99"] > 0 for r in doc["results"])
-    # diskbench unmounted and stopped what it made
+    # diskbench unmounted (and stopped) what it made
     mounts = Path("/proc/mounts").read_text()
     assert not any(dev in mounts for dev in [*one.loops, *two.loops])
-    assert not any(Path(dev).name in Path("/proc/mdstat").read_text() for dev in two.loops)
+    return doc, out.stderr, two.loops
+
+
+@needs_md
+def test_two_hosts_dir_device_and_stripe(lab: Lab, db: Path, tmp_path: Path) -> None:
+    _, stderr, loops = two_host_run(lab, db, tmp_path, 2, lambda h: {"md": {"stripe": h.loops, "fs": "xfs"}})
+    assert "building RAID0" in stderr
+    assert not any(Path(dev).name in Path("/proc/mdstat").read_text() for dev in loops)
 
 
 def test_two_hosts_dir_and_device(lab: Lab, db: Path, tmp_path: Path) -> None:
-    """The same two-host run where the kernel cannot stripe: each host gets its own device."""
-    one, two = lab.add_host(loops=1, loop_mib=320), lab.add_host(loops=1, loop_mib=320)
-    data = tmp_path / "data"
-    data.mkdir()
-    profile = write_profile(tmp_path / "p.yaml", [
-        one.profile_host(targets={"tmp": {"dir": str(data)}, "xfs": {"device": one.loops[0], "fs": "xfs"}}),
-        two.profile_host(targets={"ext4": {"device": two.loops[0], "fs": "ext4", "precondition": True,
-                                           "warmup": "1s"}}),
-    ])
-    out = run(lab, db, "run", "--profile", str(profile))
-    assert out.returncode == 0, out.stderr
-    assert "preconditioning" in out.stderr and "warming the read cache for 1s" in out.stderr
+    """The same two-host run where the kernel cannot stripe: lab1 gets one device, prepared."""
+    doc, stderr, _ = two_host_run(lab, db, tmp_path, 1, lambda h: {"ext4": {
+        "device": h.loops[0], "fs": "ext4", "precondition": True, "warmup": "1s"}})
+    assert "preconditioning" in stderr and "warming the read cache for 1s" in stderr
     art = Path(Store(db).get_run("last")["artifacts_dir"])
     assert list(art.glob("*lab1*/precondition.output.json")) and list(art.glob("*lab1*/warmup.output.json"))
-    doc = json.loads(diskbench("show", "last", "--format", "json", db=db).stdout)
-    got = {(r["host"], r["target"], r["workload"]) for r in doc["results"]}
-    assert got == {(h, t, w) for h, t in (("lab0", "tmp"), ("lab0", "xfs"), ("lab1", "ext4"))
-                   for w in ("rr", "rw")}
     assert doc["run"]["targets"]["lab1/ext4"]["fstype"] == "ext4"
     table = diskbench("show", "last", db=db).stdout
     assert "lab0:xfs" in table and "lab1:ext4" in table
-    mounts = Path("/proc/mounts").read_text()
-    assert not any(dev in mounts for dev in [*one.loops, *two.loops])
 
 
 @pytest.mark.skipif(HAS_MD, reason="this kernel has md RAID")
