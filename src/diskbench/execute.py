@@ -26,6 +26,7 @@ from .profile import Host, LoadedProfile, parse_profile
 from .render import render_fio
 from .ssh import HostKeyTrust, SSHExecutor
 from .store import Store, now_iso
+from .testbed import testbed_key
 from .ui import UI
 
 
@@ -41,10 +42,12 @@ class RunOptions:
     destroy_data_on: list[str] = field(default_factory=list)
     accept_new_host_key: bool = False
     known_hosts: str | None = None
+    repeats: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"target_dir": self.target_dir, "scratch_base": self.scratch_base, "hosts": self.hosts,
-                "destroy_data_on": self.destroy_data_on, "known_hosts": self.known_hosts}
+                "destroy_data_on": self.destroy_data_on, "known_hosts": self.known_hosts,
+                "repeats": self.repeats}
 
     def host_models(self) -> list[Host]:
         return [Host.model_validate(h) for h in self.hosts]
@@ -69,6 +72,7 @@ class Runner:
         self._counter = 0
         self._lock = threading.Lock()
         self._facts: dict[tuple[str, str], dict[str, Any]] = {}
+        self._fio_versions: dict[str, str | None] = {}
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
@@ -85,7 +89,8 @@ class Runner:
             options=options.to_json(),
         )
         self.store.add_jobs(run_id, [
-            {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine}
+            {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine,
+             "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
             for j in plan.jobs
         ])
         return self._execute(run_id, plan, plan.jobs, options)
@@ -101,7 +106,7 @@ class Runner:
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
         plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
-                          destroy_data_on=saved.destroy_data_on)
+                          destroy_data_on=saved.destroy_data_on, repeats=saved.repeats)
         plan.require_runnable()
         done = self.store.result_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
@@ -188,7 +193,9 @@ class Runner:
         prepared: dict[str, Prepared] = {}
         try:
             self._ensure_fio(ex, jobs[0].host)
-            self.store.add_host_facts(run_id, machine, host_facts(ex))
+            facts = host_facts(ex)
+            self._fio_versions[ex.name] = facts.get("fio_version")
+            self.store.add_host_facts(run_id, machine, facts)
             preparer = Preparer(ex, allowed=plan.destroy_data_on + (jobs[0].host.destroy_data_on
                                                                     if jobs[0].host else []),
                                 name=machine, run_id=run_id, line=self.ui.line,
@@ -278,7 +285,7 @@ class Runner:
         rendered = render_fio(job, where.directory, filename=where.filename)
         self.store.update_job(run_id, job.key, status="running", started=now_iso(), rendered=rendered,
                               facts=self._target_facts(ex, where.directory or where.filename or "/"),
-                              message=None)
+                              message=None, testbed=testbed_key(job, rendered, self._fio_versions.get(ex.name)))
         label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
         index = self._next_index()
         prepare_data(ex, job, where, art, label, self.ui.line)
@@ -290,7 +297,7 @@ class Runner:
         groups, message = parse_outcome(art, rc)
         for group in groups:
             self.store.add_results(run_id, job.key, group, workload=job.workload.name,
-                                   target=job.target_label, host=job.machine)
+                                   target=job.target_label, host=job.machine, repeat=job.repeat)
         ok = message is None
         self.store.update_job(run_id, job.key, status="done" if ok else "failed",
                               finished=now_iso(), exit_code=rc, message=message)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from .errors import ProfileError, ProviderUnavailable
 from .profile import Host, LoadedProfile, Target, Workload
@@ -26,22 +27,49 @@ class PlannedJob:
     expected_s: float
     target_name: str = ""
     host: Host | None = None
+    sweep: tuple[str, int | str] | None = None
+    repeat: int = 1
+    repeats: int = 1
+    machine_spec: dict[str, Any] | None = None
 
     @property
     def target_label(self) -> str:
         return self.target_name or self.target.label
 
     @property
-    def key(self) -> str:
-        """Stable identity of a job within a run; resume matches on it."""
+    def base_key(self) -> str:
+        """The job whatever its repetition: what reports, compare and the gate match on."""
         return f"{self.machine}/{self.target_label}/{self.workload.name}"
+
+    @property
+    def key(self) -> str:
+        """Stable identity of one run of a job; resume matches on it."""
+        return self.base_key + (f"#{self.repeat}" if self.repeats > 1 else "")
 
     @property
     def slug(self) -> str:
         parts = [self.workload.name] if self.machine == LOCAL else [self.machine, self.workload.name]
         if self.host is not None and len(self.host.targets) > 1:
             parts.insert(1, self.target_label)
+        if self.repeats > 1:
+            parts.append(f"r{self.repeat}")
         return re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(parts))
+
+    def params(self) -> dict[str, Any]:
+        """What this job declares: workload settings, sweep, target and machine (no measurements)."""
+        out: dict[str, Any] = {
+            "workload": self.workload.model_dump(exclude_none=True, exclude={"description", "targets"}),
+            "target": self.target.model_dump(exclude_none=True), "machine": self.machine,
+            "provider": self.provider,
+        }
+        if self.sweep:
+            out["sweep"] = {"param": self.sweep[0], "value": self.sweep[1],
+                            "base": self.workload.name.rsplit(f"-{self.sweep[0]}", 1)[0]}
+        if self.machine_spec:
+            out["machine_spec"] = self.machine_spec
+        if self.host is not None:
+            out["host"] = {"address": self.host.address, "port": self.host.port}
+        return out
 
 
 @dataclass
@@ -86,16 +114,25 @@ def expected_seconds(w: Workload, target: Target | None = None) -> float:
 
 
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
-               hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None) -> Plan:
-    """Expand a profile into jobs. ``hosts`` runs a profile without hosts on the given ones."""
+               hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
+               repeats: int | None = None) -> Plan:
+    """Expand a profile into jobs. ``hosts`` runs a profile without hosts on the given ones.
+
+    Sweeps give one job per value; repeats run the whole list N times, interleaved (all jobs
+    once, then all again), so a slow drift of the disk spreads over every job alike.
+    """
     profile = loaded.profile
     plan = Plan(profile=loaded, destroy_data_on=[*profile.destroy_data_on, *(destroy_data_on or [])])
-    resolved = {w.name: profile.resolved(w) for w in profile.workloads}
+    resolved = {w.name: profile.expand(w) for w in profile.workloads}
+    once: list[PlannedJob] = []
 
-    def add(w: Workload, machine: str, provider: str, target: Target, target_name: str = "",
-            host: Host | None = None) -> None:
-        plan.jobs.append(PlannedJob(len(plan.jobs), profile.name, w, machine, provider, target,
-                                    expected_seconds(w, target), target_name, host))
+    def add(name: str, machine: str, provider: str, target: Target, target_name: str = "",
+            host: Host | None = None, spec: dict[str, Any] | None = None) -> None:
+        for w, sweep in resolved[name]:
+            if w.targets is None or not target_name or target_name in w.targets:
+                once.append(PlannedJob(0, profile.name, w, machine, provider, target,
+                                       expected_seconds(w, target), target_name, host, sweep,
+                                       machine_spec=spec))
 
     if hosts and (profile.machines or profile.hosts):
         raise ProfileError(f"profile {profile.name!r} names its own machines or hosts; "
@@ -106,14 +143,17 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     for host in hosts or profile.hosts:
         for target_name, target in host.targets.items():
             for name in host.workloads or list(resolved):
-                w = resolved[name]
-                if w.targets is None or target_name in w.targets:
-                    add(w, host.name, SSH, target, target_name, host)
+                add(name, host.name, SSH, target, target_name, host)
     for machine in profile.machines:
+        spec = machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
         for name in machine.workloads or list(resolved):
-            add(resolved[name], machine.name, machine.provider, machine.target)
-    if not plan.jobs and not (profile.machines or profile.hosts or hosts):
+            add(name, machine.name, machine.provider, machine.target, spec=spec)
+    if not (profile.machines or profile.hosts or hosts):
         target = Target(dir=target_dir) if target_dir else profile.target
-        for w in resolved.values():
-            add(w, LOCAL, LOCAL, target)
+        for name in resolved:
+            add(name, LOCAL, LOCAL, target)
+    n = repeats or profile.repeats
+    for rep in range(1, n + 1):
+        for job in once:
+            plan.jobs.append(replace(job, seq=len(plan.jobs), repeat=rep, repeats=n))
     return plan

@@ -114,10 +114,44 @@ WorkloadName = Annotated[str, AfterValidator(_named("workload"))]
 MachineName = Annotated[str, AfterValidator(_named("machine"))]
 
 
+SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
+
+
 class Workload(WorkloadOptions):
     name: WorkloadName = Field(description="unique name; letters, digits, . _ -")
     description: str = ""
     targets: list[str] | None = Field(None, description="names of host targets to run on (default all)")
+    sweep: dict[Literal[SWEEPABLE], list[int | str]] | None = Field(  # type: ignore[valid-type]
+        None, description="run once per value of one parameter; `bs: [4k, 64k]` is the same as "
+        "`sweep: {bs: [4k, 64k]}`")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_are_sweeps(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            lists = {k: data[k] for k in SWEEPABLE if isinstance(data.get(k), list)}
+            if lists:
+                data = {k: v for k, v in data.items() if k not in lists}
+                data["sweep"] = {**(data.get("sweep") or {}), **lists}
+        return data
+
+    @field_validator("sweep")
+    @classmethod
+    def _one_sweep(cls, v: dict[str, list[int | str]] | None) -> dict[str, list[int | str]] | None:
+        if not v:
+            return None
+        if len(v) != 1:
+            raise ValueError(f"a workload sweeps one parameter at a time, not {', '.join(v)}")
+        for param, values in v.items():
+            if not values:
+                raise ValueError(f"{param}: a sweep needs at least one value")
+            for value in values:
+                try:
+                    WorkloadOptions.model_validate({param: value})
+                except ValidationError as exc:
+                    msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                    raise ValueError(f"{param} value {value!r}: {msg}") from None
+        return v
 
 
 class Target(_Strict):
@@ -251,6 +285,7 @@ class Profile(_Strict):
     destroy_data_on: list[str] = Field(
         default_factory=list, description="devices diskbench may overwrite on every host")
     workloads: list[Workload] = Field(min_length=1)
+    repeats: int = Field(1, ge=1, le=100, description="run every job this many times, interleaved")
 
     @model_validator(mode="after")
     def _references(self) -> Profile:
@@ -274,6 +309,15 @@ class Profile(_Strict):
                 if self.hosts and ref not in target_names:
                     raise ValueError(f"workload {w.name!r} names unknown target {ref!r}")
         return self
+
+    def expand(self, workload: Workload) -> list[tuple[Workload, tuple[str, int | str] | None]]:
+        """The resolved workload, once per swept value: (workload, (parameter, value) or None)."""
+        w = self.resolved(workload)
+        if not w.sweep:
+            return [(w, None)]
+        ((param, values),) = w.sweep.items()
+        return [(w.model_copy(update={param: value, "name": f"{w.name}-{param}{value}", "sweep": None}),
+                 (param, value)) for value in values]
 
     def resolved(self, workload: Workload) -> Workload:
         """The workload with profile defaults and built-in defaults filled in."""

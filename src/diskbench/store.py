@@ -77,6 +77,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX results_run ON results(run_id, job_key);
     """,
+    # 2: repeats, sweeps and the CI gate
+    """
+    ALTER TABLE jobs ADD COLUMN base_key TEXT;
+    ALTER TABLE jobs ADD COLUMN repeat INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE jobs ADD COLUMN params TEXT NOT NULL DEFAULT '{}';
+    ALTER TABLE jobs ADD COLUMN testbed TEXT;
+    ALTER TABLE results ADD COLUMN repeat INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE runs ADD COLUMN verdict TEXT;
+    ALTER TABLE runs ADD COLUMN accepted INTEGER;
+    UPDATE jobs SET base_key = key;
+    CREATE INDEX jobs_testbed ON jobs(testbed);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 TERMINAL = ("completed", "partial", "failed", "interrupted")
@@ -110,6 +122,15 @@ class StoredResult:
     result: DirectionResult
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    repeat: int = 1
+    base_key: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    testbed: str | None = None
+
+    @property
+    def group_key(self) -> str:
+        """The job this result belongs to, whatever repetition it is."""
+        return self.base_key or self.job_key
 
 
 class Store:
@@ -249,10 +270,11 @@ class Store:
         with self._tx() as db:
             for seq, job in enumerate(jobs):
                 db.execute(
-                    "INSERT OR IGNORE INTO jobs (run_id, key, seq, workload, target, host, rendered)"
-                    " VALUES (?,?,?,?,?,?,?)",
+                    "INSERT OR IGNORE INTO jobs (run_id, key, seq, workload, target, host, rendered,"
+                    " base_key, repeat, params, testbed) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (run_id, job["key"], seq, job["workload"], job["target"], job["host"],
-                     job.get("rendered")),
+                     job.get("rendered"), job.get("base_key", job["key"]), job.get("repeat", 1),
+                     json.dumps(job.get("params", {})), job.get("testbed")),
                 )
 
     def update_job(self, run_id: str, key: str, **fields: Any) -> None:
@@ -268,33 +290,53 @@ class Store:
         for row in rows.fetchall():
             job = dict(row)
             job["facts"] = json.loads(job["facts"] or "{}")
+            job["params"] = json.loads(job["params"] or "{}")
             out.append(job)
         return out
 
     # --- results --------------------------------------------------------------------------
     def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str,
-                    target: str, host: str) -> None:
+                    target: str, host: str, repeat: int = 1) -> None:
         """Commit every direction of one parsed group in one transaction."""
         with self._tx() as db:
             for d in group.directions:
                 db.execute(
                     "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
                     " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
-                    " clat, clat_bins, jobs, errors, notes, created)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    " clat, clat_bins, jobs, errors, notes, created, repeat)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (run_id, job_key, workload, target, host, group.engine, group.engine_version,
                      d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
                      json.dumps(d.clat.to_json()) if d.clat else None,
                      json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
-                     group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso()),
+                     group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
                 )
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         rows = self.db.execute(
-            "SELECT r.* FROM results r LEFT JOIN jobs j ON j.run_id = r.run_id AND j.key = r.job_key"
+            "SELECT r.*, j.base_key AS base_key, j.params AS params, j.testbed AS testbed"
+            " FROM results r LEFT JOIN jobs j ON j.run_id = r.run_id AND j.key = r.job_key"
             " WHERE r.run_id = ? ORDER BY COALESCE(j.seq, 0), r.id", (run_id,)
         ).fetchall()
         return [_stored(row) for row in rows]
+
+    def results_for_testbeds(self, testbeds: list[str]) -> dict[str, list[StoredResult]]:
+        """Every stored result per testbed key, for baselines and history."""
+        out: dict[str, list[StoredResult]] = {t: [] for t in testbeds}
+        if not testbeds:
+            return out
+        marks = ",".join("?" * len(testbeds))
+        rows = self.db.execute(
+            "SELECT r.*, j.base_key AS base_key, j.params AS params, j.testbed AS testbed"
+            " FROM results r JOIN jobs j ON j.run_id = r.run_id AND j.key = r.job_key"
+            f" WHERE j.testbed IN ({marks}) ORDER BY r.run_id, r.id", testbeds,
+        ).fetchall()
+        for row in rows:
+            out[row["testbed"]].append(_stored(row))
+        return out
+
+    def set_verdict(self, run_id: str, verdict: str, accepted: bool | None) -> None:
+        self.update_run(run_id, verdict=verdict, accepted=None if accepted is None else int(accepted))
 
     def result_keys(self, run_id: str) -> set[str]:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
@@ -311,8 +353,14 @@ def _stored(row: sqlite3.Row) -> StoredResult:
             direction=row["direction"], iops=row["iops"], bw_bytes_per_s=row["bw_bytes_per_s"],
             ios=row["ios"], io_bytes=row["io_bytes"], runtime_s=row["runtime_s"], clat=clat,
         ),
-        errors=json.loads(row["errors"]), notes=json.loads(row["notes"]),
+        errors=json.loads(row["errors"]), notes=json.loads(row["notes"]), repeat=row["repeat"],
+        base_key=_col(row, "base_key") or row["job_key"], params=json.loads(_col(row, "params") or "{}"),
+        testbed=_col(row, "testbed"),
     )
+
+
+def _col(row: sqlite3.Row, name: str) -> Any:
+    return row[name] if name in row.keys() else None
 
 
 def _alive(pid: int | None, hostname: str | None) -> bool:
