@@ -18,6 +18,7 @@ from .doctor import checks
 from .errors import DiskbenchError
 from .execute import Runner, RunOptions
 from .executor import LocalExecutor
+from .html import build_report
 from .importer import import_fio
 from .plan import build_plan
 from .profile import (
@@ -302,6 +303,18 @@ def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) ->
     app.emit(fmt, imported.run, imported.results)
     for error in imported.errors:
         app.ui.warn(f"{file}: {error}")
+
+
+@cli.command()
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), help="File to write.")
+@click.option("--no-history", is_flag=True, help="Leave out the history charts.")
+@pass_app
+def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool) -> None:
+    """Write one self-contained HTML report (tables and charts, works offline)."""
+    text = build_report(app.store(), list(run_ids), with_history=not no_history)
+    Path(html_file).write_text(text, encoding="utf-8")
+    app.ui.line(f"wrote {html_file} ({len(text) / 1024:,.0f} KiB)")
 
 
 @cli.command()

@@ -29,14 +29,15 @@ def _fio_value(value: Any) -> str:
     return text
 
 
-def environment(template_dir: Path | None = None) -> jinja2.Environment:
+def environment(template_dir: Path | None = None, *, html: bool = False) -> jinja2.Environment:
+    """Strict templates; fio job files verbatim, HTML escaped."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(template_dir or templates_dir())),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=False,
+        autoescape=html,
     )
     env.filters["fio_bool"] = _fio_bool
     env.filters["fio_value"] = _fio_value

@@ -11,6 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from .model import PERCENTILES, TABLE_PERCENTILES, pkey
+from .stats import Summary, summarize
 from .store import StoredResult
 
 SCHEMA = "diskbench.results/1"
@@ -22,14 +23,20 @@ _RUN_KEYS = ("id", "profile", "origin", "started", "finished", "status")
 
 def result_json(r: StoredResult) -> dict[str, Any]:
     d = r.result
-    return {
+    out = {
         "job": r.job_key, "workload": r.workload, "target": r.target, "host": r.host,
-        "engine": r.engine, "engine_version": r.engine_version, "jobs": r.jobs,
+        "engine": r.engine, "engine_version": r.engine_version, "jobs": r.jobs, "repeat": r.repeat,
         "direction": d.direction, "iops": d.iops, "bw_bytes_per_s": d.bw_bytes_per_s,
         "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": d.runtime_s,
         "clat_us": d.clat.to_json() if d.clat else None,
         "errors": r.errors, "notes": r.notes,
     }
+    if isinstance(r, Summary):
+        out.update(job=r.group_key, n=r.n, iops_cv=r.iops_cv)
+        del out["repeat"]
+    if r.params.get("sweep"):
+        out["sweep"] = r.params["sweep"]
+    return out
 
 
 def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
@@ -39,6 +46,8 @@ def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
                 "targets": run.get("targets", {}), "options": run.get("options", {})},
         "results": [result_json(r) for r in results],
     }
+    if any(r.repeat > 1 for r in results):
+        doc["summary"] = [result_json(r) for r in summarize(results)]
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 
 
@@ -48,6 +57,10 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return f"{value:,.{digits}f}"
 
 
+def _has_repeats(rows: Sequence[StoredResult]) -> bool:
+    return any(isinstance(r, Summary) and r.n > 1 for r in rows)
+
+
 def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
     remote = any(r.host not in _NOT_REMOTE for r in results)
     many_targets = len({(r.host, r.target) for r in results}) > 1 or remote
@@ -55,7 +68,7 @@ def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
     return many_targets, inexact
 
 
-def _row(r: StoredResult, with_target: bool) -> list[str]:
+def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]:
     d = r.result
     pct = d.clat.percentiles if d.clat else {}
     row = [r.workload]
@@ -64,12 +77,14 @@ def _row(r: StoredResult, with_target: bool) -> list[str]:
     mark = "" if not d.clat or d.clat.exact else "~"
     row += [d.direction, _fmt(d.iops, 0), _fmt(d.bw_bytes_per_s / MIB, 1)]
     row += [mark + _fmt(pct.get(pkey(p))) for p in TABLE_PERCENTILES]
+    if repeats and isinstance(r, Summary):
+        row += [str(r.n), "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%"]
     return row
 
 
-def _headers(with_target: bool) -> list[str]:
+def _headers(with_target: bool, repeats: bool = False) -> list[str]:
     head = ["workload"] + (["target"] if with_target else []) + ["dir", "IOPS", "MiB/s"]
-    return head + [f"{pkey(p)} µs" for p in TABLE_PERCENTILES]
+    return head + [f"{pkey(p)} µs" for p in TABLE_PERCENTILES] + (["n", "IOPS cv"] if repeats else [])
 
 
 def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
@@ -81,12 +96,14 @@ def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
 
 
 def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> Table:
-    with_target, inexact = _columns(results)
+    rows = summarize(results)
+    with_target, inexact = _columns(rows)
+    repeats = _has_repeats(rows)
     table = Table(title=_title(run, results), title_justify="left")
-    for i, head in enumerate(_headers(with_target)):
+    for i, head in enumerate(_headers(with_target, repeats)):
         table.add_column(head, justify="left" if i < 2 + with_target else "right")
-    for r in results:
-        table.add_row(*_row(r, with_target))
+    for r in rows:
+        table.add_row(*_row(r, with_target, repeats))
     captions = []
     if inexact:
         captions.append("~ percentiles not merged exactly (no latency bins in the fio output)")
@@ -98,11 +115,13 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> Table:
 
 
 def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
-    with_target, inexact = _columns(results)
-    head = _headers(with_target)
+    rows = summarize(results)
+    with_target, inexact = _columns(rows)
+    repeats = _has_repeats(rows)
+    head = _headers(with_target, repeats)
     lines = [f"### {_title(run, results)}", "", "| " + " | ".join(head) + " |",
              "|" + "|".join("---" if i < 2 + with_target else "---:" for i in range(len(head))) + "|"]
-    lines += ["| " + " | ".join(_row(r, with_target)) + " |" for r in results]
+    lines += ["| " + " | ".join(_row(r, with_target, repeats)) + " |" for r in rows]
     if inexact:
         lines += ["", "~ percentiles not merged exactly (no latency bins in the fio output)"]
     for err in sorted({e for r in results for e in r.errors}):
@@ -111,7 +130,7 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
 
 
 CSV_FIELDS = (
-    ["run_id", "job", "workload", "target", "host", "engine", "engine_version", "direction",
+    ["run_id", "job", "repeat", "workload", "target", "host", "engine", "engine_version", "direction",
      "iops", "bw_bytes_per_s", "ios", "io_bytes", "runtime_s", "clat_min_us", "clat_mean_us",
      "clat_max_us", "clat_stdev_us", "clat_samples"]
     + [f"clat_{pkey(p)}_us" for p in PERCENTILES]
@@ -125,7 +144,7 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     writer.writerow(CSV_FIELDS)
     for r in results:
         d, c = r.result, r.result.clat
-        row: list[Any] = [run["id"], r.job_key, r.workload, r.target, r.host, r.engine,
+        row: list[Any] = [run["id"], r.group_key, r.repeat, r.workload, r.target, r.host, r.engine,
                           r.engine_version, d.direction, d.iops, d.bw_bytes_per_s, d.ios,
                           d.io_bytes, d.runtime_s]
         row += [c.min, c.mean, c.max, c.stdev, c.samples] if c else [""] * 5

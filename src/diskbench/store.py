@@ -360,7 +360,7 @@ def _stored(row: sqlite3.Row) -> StoredResult:
 
 
 def _col(row: sqlite3.Row, name: str) -> Any:
-    return row[name] if name in row.keys() else None
+    return row[name] if name in row.keys() else None  # noqa: SIM118 - sqlite3.Row: "in" checks values
 
 
 def _alive(pid: int | None, hostname: str | None) -> bool:

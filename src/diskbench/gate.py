@@ -1,0 +1,244 @@
+"""The CI gate: is this run worse than the recent accepted runs of the same testbed?
+
+A metric is suspect when it falls outside the baseline median +- max(threshold x median,
+3 x 1.4826 x MAD) on the bad side (IOPS and bandwidth: lower is worse; latency: higher). Noise
+is measured, not assumed: a baseline whose own spread is wider than twice the threshold cannot
+show a threshold-sized change, and says INCONCLUSIVE rather than guess. An infrastructure
+failure (a failed job, a run that did not finish) is ERROR, never a regression.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import DiskbenchError
+from .stats import MAD_SCALE, Summary, mad, median, summarize
+from .store import Store
+
+EXIT = {"PASS": 0, "IMPROVED": 0, "LEARNING": 0, "NOT_COMPARABLE": 0, "REGRESSED": 1, "ERROR": 3,
+        "INCONCLUSIVE": 4}
+ORDER = ["ERROR", "REGRESSED", "INCONCLUSIVE", "NOT_COMPARABLE", "LEARNING", "IMPROVED", "PASS"]
+ACCEPTED = ("PASS", "IMPROVED", "LEARNING", "NOT_COMPARABLE")
+HIGHER_IS_BETTER = {"iops": True, "bw": True}
+
+
+class JobPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    match: str = Field(description="glob on the job (machine/target/workload)")
+    thresholds: dict[str, float | None]
+
+
+class Policy(BaseModel):
+    """gate.yaml: thresholds per metric (relative), per-job overrides, and the baseline window."""
+
+    model_config = ConfigDict(extra="forbid")
+    thresholds: dict[str, float | None] = Field(default_factory=lambda: {
+        "iops": 0.10, "bw": 0.10, "p50": 0.10, "p99": 0.15, "p99.9": None})
+    jobs: list[JobPolicy] = Field(default_factory=list)
+    baseline_runs: int = Field(10, ge=1)
+    baseline_days: int = Field(30, ge=1)
+    min_runs: int = Field(5, ge=1)
+
+    def for_job(self, job: str) -> dict[str, float | None]:
+        out = dict(self.thresholds)
+        for rule in self.jobs:
+            if fnmatch.fnmatch(job, rule.match):
+                out.update(rule.thresholds)
+        return out
+
+
+def load_policy(path: str | None) -> Policy:
+    if path is None:
+        return Policy()
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        return Policy.model_validate(data)
+    except OSError as exc:
+        raise DiskbenchError(f"{path}: cannot read the gate policy: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise DiskbenchError(f"{path}: invalid YAML: {exc}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise DiskbenchError(f"{path}: {where}: {err['msg']}") from None
+
+
+@dataclass
+class Check:
+    """One metric of one job and direction."""
+
+    job: str
+    direction: str
+    metric: str
+    verdict: str
+    value: float | None = None
+    baseline_median: float | None = None
+    limit: float | None = None
+    threshold: float | None = None
+    n: int = 0
+    reason: str = ""
+
+
+@dataclass
+class GateResult:
+    run_id: str
+    verdict: str
+    checks: list[Check] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def exit_code(self, strict: bool = False) -> int:
+        if self.verdict == "INCONCLUSIVE" and not strict:
+            return 0
+        return EXIT[self.verdict]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": "diskbench.gate/1", "run": self.run_id, "verdict": self.verdict,
+                "exit_code": self.exit_code(), "warnings": self.warnings,
+                "checks": [asdict(c) for c in self.checks]}
+
+
+def metric_value(row: Summary, metric: str) -> float | None:
+    if metric == "iops":
+        return row.result.iops
+    if metric == "bw":
+        return row.result.bw_bytes_per_s
+    clat = row.result.clat
+    return clat.percentiles.get(metric) if clat else None
+
+
+def judge(value: float, baseline: list[float], threshold: float, higher_is_better: bool,
+          min_runs: int) -> tuple[str, float | None, float | None, str]:
+    """(verdict, baseline median, limit on the bad side, reason) for one metric."""
+    if len(baseline) < min_runs:
+        return "LEARNING", median(baseline) if baseline else None, None, \
+            f"{len(baseline)} of {min_runs} baseline runs"
+    m = median(baseline)
+    noise = 3 * MAD_SCALE * mad(baseline)
+    band = max(threshold * abs(m), noise)
+    limit = m - band if higher_is_better else m + band
+    worse = value < limit if higher_is_better else value > limit
+    better = value > m + band if higher_is_better else value < m - band
+    if worse:
+        return "REGRESSED", m, limit, f"{value:.4g} is beyond the limit {limit:.4g}"
+    if noise > 2 * threshold * abs(m):
+        return "INCONCLUSIVE", m, limit, (f"baseline noise +-{noise:.4g} is wider than twice the "
+                                          f"{threshold:.0%} threshold")
+    if better:
+        return "IMPROVED", m, limit, f"{value:.4g} is better than the band around {m:.4g}"
+    return "PASS", m, limit, ""
+
+
+def _baseline_runs(store: Store, run: dict[str, Any], policy: Policy) -> list[dict[str, Any]]:
+    started = datetime.fromisoformat(run["started"])
+    since = started - timedelta(days=policy.baseline_days)
+    runs = [r for r in store.list_runs() if r["id"] != run["id"] and r["status"] == "completed"
+            and r.get("accepted") != 0 and since <= datetime.fromisoformat(r["started"]) <= started]
+    return runs  # newest first
+
+
+def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
+    run = store.get_run(run_ref)
+    result = GateResult(run["id"], "PASS")
+    jobs = store.get_jobs(run["id"])
+    failed = [j for j in jobs if j["status"] != "done"]
+    if run["status"] != "completed" or failed:
+        for j in failed or jobs:
+            result.checks.append(Check(j["base_key"] or j["key"], "-", "run", "ERROR",
+                                       reason=j["message"] or f"job {j['status']}"))
+        if not jobs:
+            result.checks.append(Check("-", "-", "run", "ERROR", reason=f"run is {run['status']}"))
+        result.verdict = "ERROR"
+        return result
+    rows = summarize(store.get_results(run["id"]))
+    candidates = _baseline_runs(store, run, policy)
+    history = {r["id"]: summarize(store.get_results(r["id"])) for r in candidates}
+    for row in rows:
+        same = [h for rid in (c["id"] for c in candidates)
+                for h in history[rid] if h.group_key == row.group_key and h.result.direction == row.result.direction]
+        comparable = [h for h in same if h.testbed == row.testbed][: policy.baseline_runs]
+        if same and not comparable:
+            result.warnings.append(f"{row.group_key}: its configuration changed (testbed {row.testbed}); "
+                                   "a new baseline starts with this run")
+            result.checks.append(Check(row.group_key, row.result.direction, "all", "NOT_COMPARABLE",
+                                       n=0, reason="no earlier run with the same testbed"))
+            continue
+        for metric, threshold in policy.for_job(row.group_key).items():
+            value = metric_value(row, metric)
+            if threshold is None or value is None:
+                continue
+            baseline = [v for h in comparable if (v := metric_value(h, metric)) is not None]
+            verdict, m, limit, reason = judge(value, baseline, threshold,
+                                              HIGHER_IS_BETTER.get(metric, False), policy.min_runs)
+            if verdict in ("PASS", "IMPROVED", "LEARNING") and row.iops_cv is not None \
+                    and row.iops_cv > threshold and metric == "iops":
+                verdict, reason = "INCONCLUSIVE", f"this run's repeats vary by {row.iops_cv:.1%}"
+            result.checks.append(Check(row.group_key, row.result.direction, metric, verdict, value, m,
+                                       limit, threshold, len(baseline), reason))
+    verdicts = {c.verdict for c in result.checks} or {"LEARNING"}
+    result.verdict = next(v for v in ORDER if v in verdicts)
+    return result
+
+
+def record(store: Store, result: GateResult) -> None:
+    """Suspect runs stay out of later baselines unless someone accepts them."""
+    store.set_verdict(result.run_id, result.verdict, result.verdict in ACCEPTED)
+
+
+def to_junit(result: GateResult) -> str:
+    from xml.sax.saxutils import quoteattr
+
+    cases = []
+    for c in result.checks:
+        name = quoteattr(f"{c.job} {c.direction} {c.metric}")
+        detail = (f"value {c.value:.6g}, baseline median {c.baseline_median:.6g}, limit {c.limit:.6g}, "
+                  f"n {c.n}" if c.value is not None and c.baseline_median is not None and c.limit is not None
+                  else c.reason)
+        body = ""
+        if c.verdict == "REGRESSED":
+            body = f"<failure message={quoteattr(detail)} type=\"REGRESSED\">{_esc(c.reason)}</failure>"
+        elif c.verdict == "ERROR":
+            body = f"<error message={quoteattr(c.reason)} type=\"ERROR\"/>"
+        elif c.verdict in ("LEARNING", "NOT_COMPARABLE", "INCONCLUSIVE"):
+            body = f"<skipped message={quoteattr(c.verdict + ': ' + (c.reason or detail))}/>"
+        cases.append(f'  <testcase classname={quoteattr("diskbench." + result.run_id)} name={name}>'
+                     f"{body}</testcase>")
+    failures = sum(c.verdict == "REGRESSED" for c in result.checks)
+    errors = sum(c.verdict == "ERROR" for c in result.checks)
+    skipped = sum(c.verdict in ("LEARNING", "NOT_COMPARABLE", "INCONCLUSIVE") for c in result.checks)
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="diskbench gate" '
+            f'tests="{len(result.checks)}" failures="{failures}" errors="{errors}" skipped="{skipped}">\n'
+            + "\n".join(cases) + "\n</testsuite>\n")
+
+
+def _esc(text: str) -> str:
+    from xml.sax.saxutils import escape
+
+    return escape(text)
+
+
+def to_markdown(result: GateResult) -> str:
+    lines = [f"## diskbench gate: {result.verdict}", "", f"Run `{result.run_id}`, "
+             f"{len(result.checks)} checks."]
+    for w in result.warnings:
+        lines += ["", f"> warning: {w}"]
+    suspect = [c for c in result.checks if c.verdict in ("REGRESSED", "INCONCLUSIVE", "ERROR")]
+    if suspect:
+        lines += ["", "| job | dir | metric | verdict | value | baseline median | limit | n | why |",
+                  "|---|---|---|---|---:|---:|---:|---:|---|"]
+        for c in suspect:
+            lines.append(f"| {c.job} | {c.direction} | {c.metric} | **{c.verdict}** | {_num(c.value)} | "
+                         f"{_num(c.baseline_median)} | {_num(c.limit)} | {c.n} | {c.reason} |")
+    else:
+        lines += ["", "No suspect metric."]
+    return "\n".join(lines) + "\n"
+
+
+def _num(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.4g}"

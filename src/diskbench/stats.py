@@ -1,0 +1,73 @@
+"""Statistics over repeated results: medians, spread, and the robust noise band of the gate."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from .model import DirectionResult, Latency
+from .store import StoredResult
+
+MAD_SCALE = 1.4826  # MAD x 1.4826 estimates the standard deviation of normal noise
+
+
+def median(values: Sequence[float]) -> float:
+    return float(statistics.median(values))
+
+
+def mad(values: Sequence[float]) -> float:
+    m = median(values)
+    return median([abs(v - m) for v in values])
+
+
+def cv(values: Sequence[float]) -> float | None:
+    """Coefficient of variation (sample stdev / mean); None below two values."""
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean if mean else None
+
+
+@dataclass
+class Summary(StoredResult):
+    """One job and direction of a run: the median over its repetitions."""
+
+    n: int = 1
+    iops_cv: float | None = None
+
+
+def _median_latency(lats: list[Latency]) -> Latency | None:
+    if not lats:
+        return None
+    keys = set.intersection(*(set(lat.percentiles) for lat in lats))
+    return Latency(
+        min=min(lat.min for lat in lats), max=max(lat.max for lat in lats),
+        mean=median([lat.mean for lat in lats]), stdev=median([lat.stdev for lat in lats]),
+        samples=sum(lat.samples for lat in lats), exact=all(lat.exact for lat in lats),
+        percentiles={k: median([lat.percentiles[k] for lat in lats]) for k in sorted(
+            keys, key=lambda k: float(k[1:]))},
+    )
+
+
+def summarize(results: Sequence[StoredResult]) -> list[Summary]:
+    """Group repetitions of the same job and direction; keep the order they first appear in."""
+    groups: dict[tuple[str, str], list[StoredResult]] = {}
+    for r in results:
+        groups.setdefault((r.group_key, r.result.direction), []).append(r)
+    out = []
+    for (key, direction), rs in groups.items():
+        first = rs[0]
+        iops = [r.result.iops for r in rs]
+        result = DirectionResult(
+            direction=direction, iops=median(iops), bw_bytes_per_s=median([r.result.bw_bytes_per_s for r in rs]),
+            ios=int(median([r.result.ios for r in rs])), io_bytes=int(median([r.result.io_bytes for r in rs])),
+            runtime_s=median([r.result.runtime_s for r in rs]),
+            clat=_median_latency([r.result.clat for r in rs if r.result.clat]),
+        )
+        base = replace(first, result=result, job_key=key, repeat=0,
+                       errors=sorted({e for r in rs for e in r.errors}),
+                       notes=sorted({n for r in rs for n in r.notes}))
+        out.append(Summary(**{f: getattr(base, f) for f in StoredResult.__dataclass_fields__},
+                           n=len(rs), iops_cv=cv(iops)))
+    return out
