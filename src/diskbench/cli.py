@@ -18,7 +18,6 @@ from .doctor import checks
 from .errors import DiskbenchError
 from .execute import Runner, RunOptions
 from .executor import LocalExecutor
-from .html import build_report
 from .importer import import_fio
 from .plan import build_plan
 from .profile import (
@@ -115,17 +114,19 @@ def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_i
 @target_option
 @click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
               help="Run a profile without hosts on these SSH hosts (repeatable).")
+@click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @remote_options
 @format_option
 @pass_app
-def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...], key_file: str | None,
-        sudo: bool, accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
-        no_install_fio: bool, fmt: str) -> None:
+def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...], repeats: int | None,
+        key_file: str | None, sudo: bool, accept_new_host_key: bool, known_hosts: str | None,
+        destroy: tuple[str, ...], no_install_fio: bool, fmt: str) -> None:
     """Run a profile and print its results."""
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
+    options.repeats = repeats
     plan = build_plan(load_profile(profile), target_dir=options.target_dir, hosts=hosts or None,
-                      destroy_data_on=list(destroy))
+                      destroy_data_on=list(destroy), repeats=repeats)
     store = app.store()
     outcome = Runner(store, app.ui).start(plan, options)
     _finish(app, store, outcome.run_id, fmt, outcome.messages)
@@ -306,18 +307,6 @@ def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) ->
 
 
 @cli.command()
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
-@click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), help="File to write.")
-@click.option("--no-history", is_flag=True, help="Leave out the history charts.")
-@pass_app
-def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool) -> None:
-    """Write one self-contained HTML report (tables and charts, works offline)."""
-    text = build_report(app.store(), list(run_ids), with_history=not no_history)
-    Path(html_file).write_text(text, encoding="utf-8")
-    app.ui.line(f"wrote {html_file} ({len(text) / 1024:,.0f} KiB)")
-
-
-@cli.command()
 @pass_app
 def doctor(app: App) -> None:
     """Say what is installed and what is missing, with the command that fixes it."""
@@ -329,6 +318,9 @@ def doctor(app: App) -> None:
         missing += not check.ok
     if missing:
         raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")
+
+
+from . import cli_reports  # noqa: E402,F401 - registers report, compare, history, gate, accept
 
 
 def main(argv: list[str] | None = None) -> None:
