@@ -124,3 +124,16 @@ def test_store_errors_are_one_line_and_debug_shows_traceback(tmp_path: Path) -> 
     assert out.returncode == 1 and out.stderr.count("\n") == 1 and "is not a diskbench store" in out.stderr
     debug = diskbench("runs", db=junk, env={"DISKBENCH_DEBUG": "1"})
     assert "Traceback" in debug.stderr
+
+
+@needs_fio
+def test_repeats_are_stored_and_summarized(db: Path, tiny_profile: Path, workdir: Path) -> None:
+    out = diskbench("run", "--profile", str(tiny_profile), "--target", str(workdir), "--repeats", "2",
+                    "--format", "json", db=db)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [r["repeat"] for r in doc["results"] if r["workload"] == "rr"] == [1, 2]
+    summary = {(s["workload"], s["direction"]): s for s in doc["summary"]}
+    assert summary[("rr", "read")]["n"] == 2 and summary[("rr", "read")]["iops_cv"] is not None
+    table = diskbench("show", "last", db=db).stdout
+    assert "IOPS cv" in table and " 2 " in table

@@ -42,3 +42,25 @@ def test_every_command_is_documented() -> None:
 def test_bench_scripts_named_in_readme_exist() -> None:
     for script in re.findall(r"`(bench/[a-z_]+)`", README):
         assert (REPO / script).is_file(), script
+
+
+def test_workflows() -> None:
+    import yaml
+
+    ci = yaml.safe_load((REPO / ".github/workflows/ci.yml").read_text())
+    assert "bash .ci/run" in json_dump(ci)
+    nightly = yaml.safe_load((REPO / ".github/workflows/nightly.yml").read_text())
+    text = json_dump(nightly)
+    assert "schedule" in text and "workflow_dispatch" in text and "azure/login" in text
+    steps = nightly["jobs"]["benchmark"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    for command in ("diskbench run --profile", "diskbench gate last", "diskbench report last", "diskbench cleanup"):
+        assert any(command in r for r in runs), command
+    assert steps[-1]["if"] == "always()" and "cleanup" in steps[-1]["run"]
+    assert nightly["permissions"]["id-token"] == "write"
+
+
+def json_dump(doc: object) -> str:
+    import json
+
+    return json.dumps(doc)

@@ -1,0 +1,46 @@
+"""Plans: sweeps expand, repeats interleave, machines and hosts bind workloads to targets."""
+
+from __future__ import annotations
+
+from diskbench.plan import build_plan
+from diskbench.profile import LoadedProfile, load_profile, parse_profile
+
+
+def _plan(text: str, **kw: object):  # type: ignore[no-untyped-def]
+    return build_plan(LoadedProfile(profile=parse_profile(text), path="p.yaml", text=text), **kw)  # type: ignore[arg-type]
+
+
+def test_sweep_expands_one_job_per_value() -> None:
+    plan = _plan("name: s\nworkloads:\n  - {name: mix, rw: randrw, rwmixread: [100, 75, 50, 25, 0]}\n")
+    assert [j.workload.name for j in plan.jobs] == [f"mix-rwmixread{v}" for v in (100, 75, 50, 25, 0)]
+    assert [j.workload.rwmixread for j in plan.jobs] == [100, 75, 50, 25, 0]
+    assert plan.jobs[1].params()["sweep"] == {"param": "rwmixread", "value": 75, "base": "mix"}
+    bs = _plan("name: s\nworkloads:\n  - {name: t, rw: read, sweep: {bs: [4k, 1M]}}\n")
+    assert [(j.workload.name, j.workload.bs) for j in bs.jobs] == [("t-bs4k", "4k"), ("t-bs1M", "1M")]
+
+
+def test_repeats_interleave_and_keep_a_base_key() -> None:
+    plan = _plan("name: r\nrepeats: 2\nworkloads:\n  - {name: a, rw: read}\n  - {name: b, rw: read}\n")
+    assert [(j.workload.name, j.repeat) for j in plan.jobs] == [("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert [j.key for j in plan.jobs] == ["local/scratch/a#1", "local/scratch/b#1", "local/scratch/a#2",
+                                          "local/scratch/b#2"]
+    assert {j.base_key for j in plan.jobs} == {"local/scratch/a", "local/scratch/b"}
+    assert len(_plan("name: r\nworkloads:\n  - {name: a, rw: read}\n", repeats=3).jobs) == 3
+
+
+def test_host_targets_filter_workloads_and_machines_run_in_parallel() -> None:
+    plan = _plan("name: h\nhosts:\n"
+                 "  - {name: h1, address: 192.0.2.1, targets: {t: temp, d: {dir: /data}}}\n"
+                 "  - {name: h2, address: 192.0.2.2}\n"
+                 "workloads:\n  - {name: a, rw: read, runtime: 10s, targets: [d]}\n"
+                 "  - {name: b, rw: read, runtime: 10s}\n")
+    assert [j.key for j in plan.jobs] == ["h1/t/b", "h1/d/a", "h1/d/b", "h2/scratch/b"]  # a: only on d
+    one = plan.jobs[0].expected_s
+    assert plan.expected_s == 3 * one  # h1 has three jobs, h2 one, and they run side by side
+
+
+def test_e8_family_plans_every_seed_machine() -> None:
+    plan = build_plan(load_profile("e8-family"))
+    sizes = {j.machine_spec["size"] for j in plan.jobs if j.machine_spec}
+    assert sizes == {"Standard_E8as_v4", "Standard_E8ds_v4", "Standard_E8s_v4", "Standard_L8s_v2"}
+    assert len(plan.jobs) == 14
