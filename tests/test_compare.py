@@ -25,7 +25,8 @@ def test_compare_marks_noise_and_significance(db: Path) -> None:
     table = diskbench("compare", a, b, db=db).stdout
     assert "1.400 *" in table and "(noise)" in table
     md = diskbench("compare", a, b, "--format", "markdown", db=db).stdout
-    assert md.startswith("| job | dir | metric | run 1 | run 2 | ratio 2/1 |")
+    assert md.startswith("| job | dir | metric | run 1 | run 2 | ratio 2/1 | n |")
+    assert "| 3/3 |" in md
 
 
 def test_compare_fail_on(db: Path) -> None:

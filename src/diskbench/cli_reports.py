@@ -73,7 +73,7 @@ def _fail_on(specs: tuple[str, ...]) -> dict[str, float]:
 
 def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow], fmt: str) -> None:
     head = ["job", "dir", "metric"] + [f"run {i + 1}" for i in range(len(runs))] + [
-        f"ratio {i + 1}/1" for i in range(1, len(runs))]
+        f"ratio {i + 1}/1" for i in range(1, len(runs))] + ["n"]
     body = []
     labels = {"iops": "IOPS", "bw": "MiB/s", "p50": "p50 µs", "p99": "p99 µs"}
     for r in rows:
@@ -84,7 +84,8 @@ def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow],
             ratio, sig = r.ratios[i], r.significant[i]
             mark = "" if sig is None else (" *" if sig else " (noise)")
             ratios.append("-" if ratio is None else f"{ratio:.3f}{mark}")
-        body.append([r.job, r.direction, labels.get(r.metric, r.metric), *vals, *ratios])
+        body.append([r.job, r.direction, labels.get(r.metric, r.metric), *vals, *ratios,
+                     "/".join(str(n) for n in r.samples)])
     legend = ("* beyond twice the repeat noise (CV); (noise) within it; no mark: no repeats to judge. Runs: "
               + ", ".join(f"{i + 1} = {runs[i]['id']}" for i in range(len(runs))))
     if fmt == "markdown":
