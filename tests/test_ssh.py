@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -222,3 +223,37 @@ def test_resume_on_a_host(lab: Lab, db: Path, tmp_path: Path) -> None:
     run_id = Store(db).get_run("last")["id"]
     again = diskbench("resume", run_id, db=db)
     assert again.returncode == 0 and "nothing to resume" in again.stderr
+
+
+def test_ctrl_c_on_a_remote_run_stops_fio_and_resume_finishes(lab: Lab, db: Path, tmp_path: Path) -> None:
+    host = lab.add_host()
+    profile = write_profile(tmp_path / "p.yaml", [host.profile_host()], [
+        {"name": "first", "rw": "randread", "bs": "4k"},
+        {"name": "long", "rw": "randread", "bs": "4k", "runtime": "30s"},
+        {"name": "last", "rw": "randread", "bs": "4k"}])
+    env = {**os.environ, "DISKBENCH_DB": str(db), "CI": "true"}
+    proc = subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(profile),
+                             "--known-hosts", str(lab.known_hosts)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for_job(db, "long", "running")
+        time.sleep(2)
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert time.monotonic() - started < 20  # fio was stopped on the host, not waited for
+    assert "diskbench resume" in stderr
+    assert subprocess.run(["pgrep", "-f", "diskbench-root/lab0"], capture_output=True).returncode == 1
+    store = Store(db)
+    run_row = store.list_runs()[0]
+    assert run_row["status"] == "interrupted"
+    assert [j["status"] for j in store.get_jobs(run_row["id"])] == ["done", "interrupted", "pending"]
+    resumed = run(lab, db, "resume", run_row["id"], timeout=180)
+    assert resumed.returncode == 2  # resume takes no --known-hosts ...
+    again = diskbench("resume", run_row["id"], db=db, timeout=180)
+    assert again.returncode == 0, again.stderr  # ... it reuses the run's own
+    assert [r.workload for r in Store(db).get_results(run_row["id"])] == ["first", "long", "last"]

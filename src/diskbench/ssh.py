@@ -12,6 +12,7 @@ import contextlib
 import getpass
 import hashlib
 import io
+import logging
 import os
 import shlex
 import socket
@@ -28,6 +29,10 @@ from .executor import Completed, Executor
 from .profile import Host
 
 RECONNECT_EVERY_S = 1.0
+KILLED = -9
+# paramiko logs every failed reconnect with a traceback; diskbench reports them itself.
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
+logging.getLogger("paramiko").propagate = False
 _TRANSIENT = (paramiko.SSHException, socket.error, EOFError, OSError)
 
 
@@ -270,7 +275,8 @@ class SSHExecutor(Executor):
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
         work = shlex.quote(workdir or os.path.dirname(argv[-1]))
-        inner = (f"echo $$ > pid; {self.command(argv)} > stdout.txt 2> stderr.txt; "
+        # The wrapper outlives a Ctrl-C sent to its group (trap), so the exit code is always written.
+        inner = (f"trap : INT TERM HUP; echo $$ > pid; {self.command(argv)} > stdout.txt 2> stderr.txt; "
                  "echo $? > exit_code.part; mv exit_code.part exit_code")
         launcher = self.command(["setsid", "sh", "-c", inner], privileged=privileged)
         # One round trip starts fio detached and follows its status; the wrapper's pid and exit
@@ -323,9 +329,9 @@ class SSHExecutor(Executor):
             while True:
                 while channel.recv_stderr_ready():
                     err += channel.recv_stderr(4096)
-                if pid is None and b"PID " in err:
-                    line = err.split(b"PID ", 1)[1].split(b"\n", 1)[0]
-                    pid = line.decode().strip()
+                if pid is None and b"PID " in err and b"\n" in err.split(b"PID ", 1)[1]:
+                    pid = err.split(b"PID ", 1)[1].split(b"\n", 1)[0].decode().strip()
+                    self._pid = pid if pid.isdigit() else None  # Ctrl-C can stop it from now on
                 try:
                     chunk = channel.recv(65536)
                 except TimeoutError:
@@ -345,8 +351,11 @@ class SSHExecutor(Executor):
                 err += channel.recv_stderr(4096)
             if pid is None and b"PID " in err:
                 pid = err.split(b"PID ", 1)[1].split(b"\n", 1)[0].decode().strip()
-            rc_text = err.split(b"RC ", 1)[1].split(b"\n", 1)[0].decode().strip() if b"RC " in err else ""
-            return received, int(rc_text) if rc_text.lstrip("-").isdigit() else None, pid
+            if b"RC " not in err:
+                return received, None, pid  # the follow itself was cut short
+            rc_text = err.split(b"RC ", 1)[1].split(b"\n", 1)[0].decode().strip()
+            # The wrapper is gone; without an exit code it was killed (say, by an OOM killer).
+            return received, int(rc_text) if rc_text.lstrip("-").isdigit() else KILLED, pid
         except (*_TRANSIENT, ExecutionError) as exc:
             if isinstance(exc, HostKeyError):
                 raise
