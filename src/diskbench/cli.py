@@ -14,16 +14,19 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from . import __version__
+from .capabilities import bundled_sizes
 from .doctor import checks
-from .errors import DiskbenchError
+from .errors import DiskbenchError, ProfileError
 from .execute import Runner, RunOptions
 from .executor import LocalExecutor
 from .importer import import_fio
 from .plan import build_plan
+from .preflight import check_profile
 from .profile import (
     Host,
     LoadedProfile,
     Machine,
+    Profile,
     bundled_profiles,
     load_profile,
     parse_profile,
@@ -125,7 +128,9 @@ def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats = repeats
-    plan = build_plan(load_profile(profile), target_dir=options.target_dir, hosts=hosts or None,
+    loaded = load_profile(profile)
+    _preflight(app, loaded.profile)
+    plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats)
     store = app.store()
     outcome = Runner(store, app.ui).start(plan, options)
@@ -206,10 +211,26 @@ def plan(app: App, profile: str, target: str | None) -> None:
                       human_seconds(j.expected_s))
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
     app.ui.print(table)
-    remote = {j.provider for j in p.jobs} - {"local"}
+    remote = {j.provider for j in p.jobs} - {"local", "ssh"}
     if remote:
         app.ui.line(f"note: machines of this profile need the {', '.join(sorted(remote))} "
                     "provider to run; `diskbench run` refuses them for now")
+    _preflight(app, p.profile.profile)
+
+
+def _preflight(app: App, profile: Profile) -> None:
+    """Offline checks of machines against their VM sizes: every problem at once, then fail."""
+    if not profile.machines:
+        return
+    problems = check_profile(profile)
+    if not problems:
+        app.ui.line(f"pre-flight: {len(profile.machines)} machine(s) fit their VM sizes "
+                    "(offline check against diskbench's size data)")
+        return
+    for problem in problems:
+        app.ui.line(f"pre-flight: {problem}")
+    raise ProfileError(f"profile {profile.name!r}: {len(problems)} pre-flight problem(s); nothing was created",
+                       hint="see the lines above")
 
 
 def _storage(m: Machine) -> str:
@@ -218,6 +239,36 @@ def _storage(m: Machine) -> str:
              else f"OS {os_disk.type} cache={os_disk.caching}"]
     parts += [f"{d.count}x {d.type} {d.size_gb}G cache={d.caching}" for d in m.data_disks]
     return ", ".join(parts)
+
+
+@cli.command()
+@click.option("--region", default="westeurope", show_default=True,
+              help="Region (availability is only known when logged in).")
+@click.option("--family", help="Only sizes whose name starts with Standard_<FAMILY>, e.g. E or L.")
+@pass_app
+def sizes(app: App, region: str, family: str | None) -> None:
+    """VM sizes and their storage capabilities (temp disk, cached and uncached limits, NVMe)."""
+    table = Table(title=f"VM sizes for {region} (bundled size data; availability unknown offline)",
+                  title_justify="left")
+    for head in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s", "uncached IOPS",
+                 "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks"):
+        table.add_column(head, justify="left" if head in ("size", "premium", "ephemeral OS") else "right")
+    shown = 0
+    for s in bundled_sizes().values():
+        if family and not s.name.lower().startswith(f"standard_{family.lower()}"):
+            continue
+        shown += 1
+        table.add_row(s.name, str(s.vcpus), f"{s.memory_gb:g}", f"{s.temp_disk_gb:g}" if s.temp_disk_gb else "-",
+                      _n(s.cached_iops), _n(s.cached_mbps), _n(s.uncached_iops), _n(s.uncached_mbps),
+                      "yes" if s.premium_io else "no", ", ".join(s.ephemeral_placements) or "-",
+                      f"{s.nvme_disks}x{s.nvme_gb:.0f} GiB" if s.nvme_disks else "-", str(s.max_data_disks))
+    if not shown:
+        raise DiskbenchError(f"no size of family {family!r} in diskbench's size data")
+    app.ui.print(table)
+
+
+def _n(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
 
 
 @cli.command("render")

@@ -154,6 +154,11 @@ class Workload(WorkloadOptions):
         return v
 
 
+def _is_set(value: Any) -> bool:
+    # LUN 0 is a real LUN: only None and False mean "not this kind" (0 == False in Python).
+    return value is not None and value is not False
+
+
 class Target(_Strict):
     """Where a workload runs: exactly one of these keys. A bare string means ``scratch`` or ``temp``."""
 
@@ -191,7 +196,7 @@ class Target(_Strict):
 
     @model_validator(mode="after")
     def _one_kind(self) -> Target:
-        kinds = [k for k in self.KINDS if getattr(self, k) not in (None, False)]
+        kinds = [k for k in self.KINDS if _is_set(getattr(self, k))]
         if len(kinds) != 1:
             raise ValueError(f"a target needs exactly one of {', '.join(self.KINDS)}")
         return self
@@ -202,7 +207,7 @@ class Target(_Strict):
 
     @property
     def kind(self) -> str:
-        return next(k for k in self.KINDS if getattr(self, k) not in (None, False))
+        return next(k for k in self.KINDS if _is_set(getattr(self, k)))
 
     @property
     def label(self) -> str:
