@@ -95,7 +95,9 @@ def test_profiles_plan_and_azure_refusal(db: Path) -> None:
     assert e8.returncode == 0 and "Standard_L8s_v2" in e8.stdout and "14 job(s)" in e8.stdout
     run = diskbench("run", "--profile", "e8-family", db=db)
     assert run.returncode == 3
-    assert "need the Azure provider" in run.stderr and run.stderr.count("\n") == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: ") and "need the Azure provider" in last
+    assert "pre-flight: 7 machine(s) fit their VM sizes" in run.stderr
 
 
 def test_doctor(db: Path) -> None:
