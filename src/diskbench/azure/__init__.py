@@ -1,0 +1,1 @@
+"""The Azure side: credentials, size and quota checks, resource groups, cleanup."""

@@ -1,0 +1,160 @@
+"""A fake Azure Resource Manager on 127.0.0.1 for the real azure-mgmt-* clients.
+
+It implements what diskbench calls (resource groups with Location-polled deletes and tag
+filters, resource SKUs and usages with paging), records every request, and can inject faults.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+SUB = "00000000-0000-0000-0000-000000000001"
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+
+
+@dataclass
+class FakeArm:
+    skus: list[dict[str, Any]] = field(default_factory=list)
+    usages: list[dict[str, Any]] = field(default_factory=list)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    requests: list[Request] = field(default_factory=list)
+    delete_polls: int = 3  # in-progress answers before a delete completes
+    page_size: int = 2
+    faults: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # "METHOD path-regex" -> reply
+    _ops: dict[str, dict[str, Any]] = field(default_factory=dict)
+    server: ThreadingHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start(self) -> FakeArm:
+        arm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _handle(self) -> None:
+                parsed = urlparse(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                req = Request(self.command, parsed.path, parse_qs(parsed.query), body)
+                arm.requests.append(req)
+                status, payload, headers = arm.dispatch(req, self.headers.get("Authorization", ""))
+                data = b"" if payload is None else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _handle  # noqa: N815
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+
+    # --- routing ----------------------------------------------------------------------------
+    def dispatch(self, req: Request, auth: str) -> tuple[int, Any, dict[str, str]]:
+        if not auth.startswith("Bearer "):
+            return 401, _error("AuthenticationFailed", "no bearer token"), {}
+        for pattern, reply in self.faults.items():
+            method, _, path_re = pattern.partition(" ")
+            if req.method == method and re.search(path_re, req.path):
+                return reply[0], reply[1], {"Retry-After": "0"} if reply[0] == 429 else {}
+        base = f"/subscriptions/{SUB}"
+        if req.path.lower() == f"{base}/resourcegroups":
+            return self._list_groups(req)
+        m = re.fullmatch(rf"{base}/resourcegroups/([^/]+)", req.path, re.IGNORECASE)
+        if m:
+            return self._group(req, m.group(1))
+        m = re.fullmatch(rf"{base}/operationresults/([^/]+)", req.path)
+        if m:
+            return self._operation(m.group(1))
+        if req.path == f"{base}/providers/Microsoft.Compute/skus":
+            location = _filter_value(req, "location")
+            items = [s for s in self.skus if not location or location in s.get("locations", [])]
+            return self._page(req, items)
+        m = re.fullmatch(rf"{base}/providers/Microsoft.Compute/locations/([^/]+)/usages", req.path)
+        if m:
+            return self._page(req, self.usages)
+        return 404, _error("NotFound", f"{req.method} {req.path} is not faked"), {}
+
+    def _page(self, req: Request, items: list[dict[str, Any]]) -> tuple[int, Any, dict[str, str]]:
+        start = int(req.query.get("skip", ["0"])[0])
+        page = items[start:start + self.page_size]
+        out: dict[str, Any] = {"value": page}
+        if start + self.page_size < len(items):
+            query = "&".join(f"{k}={v[0]}" for k, v in req.query.items() if k != "skip")
+            out["nextLink"] = f"{self.url}{req.path}?{query}&skip={start + self.page_size}"
+        return 200, out, {}
+
+    def _group(self, req: Request, name: str) -> tuple[int, Any, dict[str, str]]:
+        key = name.lower()
+        if req.method == "PUT":
+            created = key not in self.groups
+            self.groups[key] = {"id": f"/subscriptions/{SUB}/resourceGroups/{name}", "name": name,
+                                "type": "Microsoft.Resources/resourceGroups",
+                                "location": req.body["location"], "tags": req.body.get("tags") or {},
+                                "properties": {"provisioningState": "Succeeded"}}
+            return (201 if created else 200), self.groups[key], {}
+        if key not in self.groups:
+            return 404, _error("ResourceGroupNotFound", f"Resource group '{name}' could not be found."), {}
+        if req.method == "GET":
+            return 200, self.groups[key], {}
+        if req.method == "DELETE":
+            op = uuid.uuid4().hex
+            self._ops[op] = {"group": key, "left": self.delete_polls}
+            self.groups[key]["properties"]["provisioningState"] = "Deleting"
+            return 202, None, {"Location": f"{self.url}/subscriptions/{SUB}/operationresults/{op}"
+                                           "?api-version=2025-04-01", "retry-after-ms": "5"}
+        return 405, _error("MethodNotAllowed", req.method), {}
+
+    def _operation(self, op: str) -> tuple[int, Any, dict[str, str]]:
+        state = self._ops[op]
+        if state["left"] > 0:
+            state["left"] -= 1
+            return 202, None, {"Location": f"{self.url}/subscriptions/{SUB}/operationresults/{op}"
+                                           "?api-version=2025-04-01", "retry-after-ms": "5"}
+        self.groups.pop(state["group"], None)
+        return 200, None, {}
+
+    def _list_groups(self, req: Request) -> tuple[int, Any, dict[str, str]]:
+        name, value = _filter_value(req, "tagName"), _filter_value(req, "tagValue")
+        items = [g for g in self.groups.values()
+                 if not name or (name in g["tags"] and (value is None or g["tags"][name] == value))]
+        return self._page(req, items)
+
+
+def _filter_value(req: Request, key: str) -> str | None:
+    text = req.query.get("$filter", [""])[0]
+    m = re.search(rf"{key} eq '([^']*)'", text)
+    return m.group(1) if m else None
+
+
+def _error(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
