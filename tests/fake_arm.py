@@ -35,6 +35,11 @@ class FakeArm:
     delete_polls: int = 3  # in-progress answers before a delete completes
     page_size: int = 2
     faults: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # "METHOD path-regex" -> reply
+    resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower-case id -> resource
+    vm_addresses: list[str] = field(default_factory=list)  # public IPs handed out, in order
+    create_polls: int = 2  # in-progress answers of a create before it succeeds
+    fail_vm_after_polls: dict[str, Any] | None = None  # e.g. AllocationFailed after the polls
+    on_vm_created: Any = None  # callback(vm_body, public_ip_address)
     _ops: dict[str, dict[str, Any]] = field(default_factory=dict)
     server: ThreadingHTTPServer | None = None
 
@@ -95,6 +100,13 @@ class FakeArm:
         m = re.fullmatch(rf"{base}/operationresults/([^/]+)", req.path)
         if m:
             return self._operation(m.group(1))
+        m = re.fullmatch(rf"{base}/providers/[^/]+/locations/[^/]+/asyncoperations/([^/]+)", req.path)
+        if m:
+            return self._async(m.group(1))
+        m = re.fullmatch(rf"({base}/resourcegroups/([^/]+)/providers/([^/]+)/([^/]+)/([^/]+))", req.path,
+                         re.IGNORECASE)
+        if m:
+            return self._resource(req, m.group(1), m.group(2), m.group(3), m.group(4), m.group(5))
         if req.path == f"{base}/providers/Microsoft.Compute/skus":
             location = _filter_value(req, "location")
             items = [s for s in self.skus if not location or location in s.get("locations", [])]
@@ -134,6 +146,85 @@ class FakeArm:
                                            "?api-version=2025-04-01", "retry-after-ms": "5"}
         return 405, _error("MethodNotAllowed", req.method), {}
 
+    def _resource(self, req: Request, rid: str, group: str, namespace: str, rtype: str,
+                  name: str) -> tuple[int, Any, dict[str, str]]:
+        key = rid.lower()
+        if req.method == "GET":
+            if key not in self.resources:
+                return 404, _error("ResourceNotFound", f"{rtype} {name} not found"), {}
+            return 200, self.resources[key], {}
+        if req.method != "PUT":
+            return 405, _error("MethodNotAllowed", req.method), {}
+        if group.lower() not in self.groups:
+            return 404, _error("ResourceGroupNotFound", f"Resource group '{group}' could not be found."), {}
+        body = dict(req.body or {})
+        problem = self.validate(rtype, body)
+        if problem:
+            return 400, _error(*problem), {}
+        props = dict(body.get("properties") or {})
+        props["provisioningState"] = "Creating"
+        if rtype.lower() == "publicipaddresses":
+            props["ipAddress"] = self.vm_addresses.pop(0) if self.vm_addresses else "192.0.2.1"
+        resource = {**body, "id": rid, "name": name, "type": f"{namespace}/{rtype}", "properties": props}
+        self.resources[key] = resource
+        op = uuid.uuid4().hex
+        self._ops[op] = {"resource": key, "left": self.create_polls, "type": rtype.lower()}
+        region = body.get("location", "westeurope")
+        url = f"{self.url}/subscriptions/{SUB}/providers/{namespace}/locations/{region}/asyncoperations/{op}"
+        return 201, resource, {"Azure-AsyncOperation": url + "?api-version=2024-01-01", "retry-after-ms": "5"}
+
+    def validate(self, rtype: str, body: dict[str, Any]) -> tuple[str, str] | None:
+        """Azure's documented rules for what diskbench creates."""
+        if rtype.lower() != "virtualmachines":
+            return None
+        props = body.get("properties", {})
+        size = props.get("hardwareProfile", {}).get("vmSize", "")
+        sku = next((s for s in self.skus if s["name"].lower() == size.lower()), None)
+        if sku is None or body.get("location") not in sku.get("locations", []):
+            return "SkuNotAvailable", f"The requested size {size} is not available in location {body.get('location')}."
+        caps = {c["name"]: c["value"] for c in sku["capabilities"]}
+        storage = props.get("storageProfile", {})
+        os_disk = storage.get("osDisk", {})
+        premium = [d for d in storage.get("dataDisks", [])
+                   if d["managedDisk"]["storageAccountType"] in ("Premium_LRS", "PremiumV2_LRS", "UltraSSD_LRS")]
+        if not os_disk.get("diffDiskSettings") and os_disk.get("managedDisk", {}).get("storageAccountType") == \
+                "Premium_LRS":
+            premium.append(os_disk)
+        if premium and caps.get("PremiumIO") != "True":
+            return "InvalidParameter", f"Requested operation cannot be performed because storage account type " \
+                                       f"'Premium_LRS' is not supported for VM size '{size}'."
+        diff = os_disk.get("diffDiskSettings")
+        if diff:
+            if os_disk.get("caching") != "ReadOnly":
+                return "InvalidParameter", "Ephemeral OS disk requires caching ReadOnly."
+            if diff.get("placement") not in caps.get("SupportedEphemeralOSDiskPlacements", "").split(","):
+                return "InvalidParameter", f"The VM size {size} does not support ephemeral OS disk placement " \
+                                           f"{diff.get('placement')}."
+        if len(storage.get("dataDisks", [])) > int(caps.get("MaxDataDiskCount", "0")):
+            return "InvalidParameter", "The number of data disks exceeds the maximum for the VM size."
+        return None
+
+    def _async(self, op: str) -> tuple[int, Any, dict[str, str]]:
+        state = self._ops[op]
+        resource = self.resources.get(state["resource"])
+        if state["left"] > 0:
+            state["left"] -= 1
+            return 200, {"status": "InProgress"}, {"retry-after-ms": "5"}
+        if resource is None:
+            return 200, {"status": "Canceled"}, {}
+        if state["type"] == "virtualmachines" and self.fail_vm_after_polls:
+            resource["properties"]["provisioningState"] = "Failed"
+            return 200, {"status": "Failed", "error": self.fail_vm_after_polls}, {}
+        resource["properties"]["provisioningState"] = "Succeeded"
+        if state["type"] == "virtualmachines" and self.on_vm_created is not None:
+            nic = resource["properties"]["networkProfile"]["networkInterfaces"][0]["id"].lower()
+            pip = self.resources[nic]["properties"]["ipConfigurations"][0]["properties"]["publicIPAddress"]["id"]
+            self.on_vm_created(resource, self.resources[pip.lower()]["properties"]["ipAddress"])
+        return 200, {"status": "Succeeded"}, {}
+
+    def group_resources(self, group: str) -> list[str]:
+        return [k for k in self.resources if f"/resourcegroups/{group.lower()}/" in k]
+
     def _operation(self, op: str) -> tuple[int, Any, dict[str, str]]:
         state = self._ops[op]
         if state["left"] > 0:
@@ -141,6 +232,8 @@ class FakeArm:
             return 202, None, {"Location": f"{self.url}/subscriptions/{SUB}/operationresults/{op}"
                                            "?api-version=2025-04-01", "retry-after-ms": "5"}
         self.groups.pop(state["group"], None)
+        for key in self.group_resources(state["group"]):
+            del self.resources[key]
         return 200, None, {}
 
     def _list_groups(self, req: Request) -> tuple[int, Any, dict[str, str]]:

@@ -130,6 +130,19 @@ class LabHost:
             self.proc.wait(timeout=10)
             self.proc = None
 
+    def install_host_key(self, private_openssh: str) -> None:
+        """What cloud-init does with ssh_keys: replace the host key, restart sshd."""
+        from cryptography.hazmat.primitives import serialization
+
+        key = serialization.load_ssh_private_key(private_openssh.encode(), password=None)
+        pub = key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+        self.kill_sshd()
+        path = self.home / "ssh_host_ed25519_key"
+        path.write_text(private_openssh)
+        path.chmod(0o600)
+        (self.home / "ssh_host_ed25519_key.pub").write_text(pub.decode() + "\n")
+        self.start_sshd()
+
     # --- disks ------------------------------------------------------------------------------
     def add_loop(self, size_mib: int = 64) -> str:
         backing = self.home / f"disk{len(self.loops)}.img"
@@ -185,9 +198,9 @@ class Lab:
         self.known_hosts = root / "known_hosts"
         self.known_hosts.write_text("")
 
-    def add_sudo_user(self) -> str:
+    def add_sudo_user(self, name: str | None = None) -> str:
         """A non-root login with passwordless sudo, like Azure's default user; removed in close()."""
-        name = f"dbl{self.id}"
+        name = name or f"dbl{self.id}"
         sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name)
         self.users.append(name)
         sudoers = Path(f"/etc/sudoers.d/diskbench-lab-{self.id}")

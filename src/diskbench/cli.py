@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -118,23 +119,44 @@ def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_i
 @click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
               help="Run a profile without hosts on these SSH hosts (repeatable).")
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
+@click.option("--subscription", help="Azure subscription (default: AZURE_SUBSCRIPTION_ID or the Azure CLI's).")
+@click.option("--ssh-source", metavar="CIDR|any",
+              help="Who may reach the VMs' SSH port (default: your detected public address).")
+@click.option("--keep", is_flag=True, help="Keep the Azure machines for debugging (prints how to delete them).")
 @remote_options
 @format_option
 @pass_app
 def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...], repeats: int | None,
-        key_file: str | None, sudo: bool, accept_new_host_key: bool, known_hosts: str | None,
-        destroy: tuple[str, ...], no_install_fio: bool, fmt: str) -> None:
+        subscription: str | None, ssh_source: str | None, keep: bool, key_file: str | None, sudo: bool,
+        accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
+        fmt: str) -> None:
     """Run a profile and print its results."""
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
-    options.repeats = repeats
+    options.repeats, options.keep = repeats, keep
     loaded = load_profile(profile)
     _preflight(app, loaded.profile)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats)
     store = app.store()
-    outcome = Runner(store, app.ui).start(plan, options)
+    azure = _azure(app, store, subscription, ssh_source) if loaded.profile.machines else None
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
+    outcome = Runner(store, app.ui, azure=azure).start(plan, options)
     _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+def _azure(app: App, store: Store, subscription: str | None, source: str | None) -> Callable[[str], Any]:
+    """Log in (or fail with how to) before anything else; the provider itself is made per run."""
+    from .azure.groups import Journal
+    from .azure.netspec import ssh_source
+    from .azure.provider import AzureProvider
+    from .azure.session import connect, detect_public_address
+
+    session = connect(subscription)
+    cidr = ssh_source(source) if source else detect_public_address()
+    journal = Journal(store.path.parent / "azure-journal.jsonl")
+    return lambda run_id: AzureProvider(session, journal, run_id, store.path.parent / "keys",
+                                        ssh_source=cidr, line=app.ui.line)
 
 
 @cli.command()

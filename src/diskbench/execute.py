@@ -9,18 +9,22 @@ always kept beside it.
 from __future__ import annotations
 
 import os
+import signal
 import threading
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, fields
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import platformdirs
 
-from .errors import DiskbenchError, ExecutionError
+from .azure.provider import AzureProvider
+from .errors import DiskbenchError, ExecutionError, ProviderUnavailable
 from .executor import Executor, LocalExecutor
 from .facts import fio_version, host_facts, target_facts
 from .fiorun import parse_outcome, prepare_data, run_fio, summary
-from .plan import LOCAL, Plan, PlannedJob, build_plan
+from .plan import LOCAL, SSH, Plan, PlannedJob, build_plan
 from .prepare import Prepared, Preparer, workload_writes
 from .profile import Host, LoadedProfile, parse_profile
 from .render import render_fio
@@ -43,6 +47,7 @@ class RunOptions:
     accept_new_host_key: bool = False
     known_hosts: str | None = None
     repeats: int | None = None
+    keep: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {"target_dir": self.target_dir, "scratch_base": self.scratch_base, "hosts": self.hosts,
@@ -63,10 +68,13 @@ class RunOutcome:
 
 
 class Runner:
-    def __init__(self, store: Store, ui: UI, executor: Executor | None = None) -> None:
+    def __init__(self, store: Store, ui: UI, executor: Executor | None = None,
+                 azure: Callable[[str], AzureProvider] | None = None) -> None:
         self.store = store
         self.ui = ui
         self.local = executor or LocalExecutor()
+        self.azure = azure  # makes the provider of a run, when a profile has Azure machines
+        self.provider: AzureProvider | None = None
         self._stop = threading.Event()
         self._active: dict[str, Executor] = {}
         self._counter = 0
@@ -76,7 +84,7 @@ class Runner:
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
-        plan.require_runnable()
+        plan.require_runnable((LOCAL, SSH, "azure") if self.azure else (LOCAL, SSH))
         if any(j.provider == LOCAL for j in plan.jobs):
             self._require_local_fio()
         for job in plan.jobs:  # a typo in --target is caught before a run is recorded
@@ -99,7 +107,7 @@ class Runner:
         run = self.store.get_run(run_ref)
         if run["origin"] != "run" or not run["profile_text"]:
             raise DiskbenchError(f"run {run['id']} was imported, not run; there is nothing to resume")
-        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key"}
+        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key", "keep"}
         saved = RunOptions(**{k: v for k, v in run["options"].items() if k in known})
         if options is not None:
             saved.accept_new_host_key = options.accept_new_host_key
@@ -107,7 +115,7 @@ class Runner:
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
         plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
                           destroy_data_on=saved.destroy_data_on, repeats=saved.repeats)
-        plan.require_runnable()
+        plan.require_runnable((LOCAL, SSH, "azure") if self.azure else (LOCAL, SSH))
         done = self.store.result_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
         if not todo:
@@ -134,6 +142,7 @@ class Runner:
                              diskbench_known_hosts=self.store.path.parent / "known_hosts")
         total = len(todo)
         try:
+            self._provision_start(run_id, todo)
             with self.ui.session(), ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
                 futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
                            for jobs in by_machine.values()]
@@ -143,6 +152,7 @@ class Runner:
                         _, pending = wait(pending, timeout=0.2)
                 except KeyboardInterrupt:
                     self._interrupt()
+                    self._teardown(options)  # at once: Azure cancels what is still being created
                     wait(futures)
                     self.store.finish_run(run_id, "interrupted")
                     raise Interrupted(
@@ -152,14 +162,38 @@ class Runner:
                     future.result()  # re-raise what a machine thread could not handle
         except Interrupted:
             raise
+        except KeyboardInterrupt:
+            self.store.finish_run(run_id, "interrupted")
+            raise Interrupted(f"interrupted: run {run_id}", hint=f"`diskbench resume {run_id}` runs the rest") from None
         except BaseException:
             self.store.finish_run(run_id, self._status(run_id))
             raise
+        finally:
+            self._teardown(options)
         if trust.seen:
             self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
         outcome.status = self._status(run_id)
         self.store.finish_run(run_id, outcome.status)
         return outcome
+
+    def _provision_start(self, run_id: str, todo: list[PlannedJob]) -> None:
+        machines = list({j.machine: j.azure for j in todo if j.azure is not None}.values())
+        if not machines:
+            return
+        if self.azure is None:
+            raise ProviderUnavailable("this run has Azure machines but no Azure provider")
+        self.provider = self.azure(run_id)
+        self.provider.prepare([m for m in machines if m is not None])
+
+    def _teardown(self, options: RunOptions) -> None:
+        provider, self.provider = self.provider, None
+        if provider is None or provider.group is None:
+            return
+        if options.keep:
+            self.ui.warn(provider.keep_note())
+            return
+        with _teardown_guard(self.ui):
+            provider.teardown()
 
     def _interrupt(self) -> None:
         self._stop.set()
@@ -185,7 +219,14 @@ class Runner:
                  trust: HostKeyTrust, total: int, outcome: RunOutcome) -> None:
         machine = jobs[0].machine
         try:
-            ex = self._connect(jobs[0], trust)
+            if jobs[0].azure is not None:
+                assert self.provider is not None
+                host = self.provider.create(jobs[0].azure)
+                self.ui.line(f"{machine}: waiting for SSH at {host.address} and cloud-init")
+                ex: Executor = self.provider.wait_ready(host, trust)
+                jobs = [replace(j, host=host) for j in jobs]
+            else:
+                ex = self._connect(jobs[0], trust)
         except DiskbenchError as exc:
             self._fail(run_id, jobs, str(exc), outcome)
             return
@@ -308,3 +349,20 @@ class Runner:
             with self._lock:
                 outcome.messages.append(f"{label}: {message}")
         return ok
+
+
+@contextmanager
+def _teardown_guard(ui: UI) -> Iterator[None]:
+    """A second Ctrl-C while deleting cloud resources says so instead of abandoning them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def say(signum: int, frame: object) -> None:
+        ui.warn("teardown in progress: diskbench is deleting what it created; please wait")
+
+    previous = signal.signal(signal.SIGINT, say)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

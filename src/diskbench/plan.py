@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .errors import ProfileError, ProviderUnavailable
-from .profile import Host, LoadedProfile, Target, Workload
+from .profile import Host, LoadedProfile, Machine, Target, Workload
 from .units import parse_duration, parse_size
 
 LOCAL = "local"
@@ -31,6 +31,7 @@ class PlannedJob:
     repeat: int = 1
     repeats: int = 1
     machine_spec: dict[str, Any] | None = None
+    azure: Machine | None = None
 
     @property
     def target_label(self) -> str:
@@ -90,9 +91,9 @@ class Plan:
     def machines(self) -> list[str]:
         return list(dict.fromkeys(j.machine for j in self.jobs))
 
-    def require_runnable(self) -> None:
-        """Refuse plans whose machines need a provider this build does not have."""
-        remote = sorted({j.machine for j in self.jobs if j.provider not in (LOCAL, SSH)})
+    def require_runnable(self, providers: tuple[str, ...] = (LOCAL, SSH)) -> None:
+        """Refuse plans whose machines need a provider this run does not have."""
+        remote = sorted({j.machine for j in self.jobs if j.provider not in providers})
         if remote:
             raise ProviderUnavailable(
                 f"profile {self.profile.profile.name!r}: machines {', '.join(remote)} need the "
@@ -127,12 +128,12 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     once: list[PlannedJob] = []
 
     def add(name: str, machine: str, provider: str, target: Target, target_name: str = "",
-            host: Host | None = None, spec: dict[str, Any] | None = None) -> None:
+            host: Host | None = None, spec: dict[str, Any] | None = None, azure: Machine | None = None) -> None:
         for w, sweep in resolved[name]:
             if w.targets is None or not target_name or target_name in w.targets:
                 once.append(PlannedJob(0, profile.name, w, machine, provider, target,
                                        expected_seconds(w, target), target_name, host, sweep,
-                                       machine_spec=spec))
+                                       machine_spec=spec, azure=azure))
 
     if hosts and (profile.machines or profile.hosts):
         raise ProfileError(f"profile {profile.name!r} names its own machines or hosts; "
@@ -147,7 +148,7 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     for machine in profile.machines:
         spec = machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
         for name in machine.workloads or list(resolved):
-            add(name, machine.name, machine.provider, machine.target, spec=spec)
+            add(name, machine.name, machine.provider, machine.target, spec=spec, azure=machine)
     if not (profile.machines or profile.hosts or hosts):
         target = Target(dir=target_dir) if target_dir else profile.target
         for name in resolved:

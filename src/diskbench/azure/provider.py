@@ -1,0 +1,140 @@
+"""Create a run's VMs, hand them to the SSH path as hosts, and always delete them.
+
+Order matters for safety: pre-flight (nothing created if anything is wrong), the journal entry,
+the tagged resource group, the network, then all VMs in parallel. Teardown deletes the group,
+which takes everything in it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from azure.core.exceptions import HttpResponseError
+
+from ..errors import DiskbenchError, ExecutionError, ProfileError
+from ..profile import Host, Machine
+from ..ssh import HostKeyTrust, SSHExecutor
+from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, tags
+from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
+from .session import AzureSession
+from .skus import online_problems
+from .vmspec import ADMIN_USER, KeyPair, vm_body
+
+REMEDIES = {
+    "SkuNotAvailable": "the size is not offered there now: try another region or zone",
+    "ZonalAllocationFailed": "Azure has no capacity for this size in that zone now: try another zone or later",
+    "AllocationFailed": "Azure has no capacity for this size in that region now: try another region or later",
+    "OverconstrainedAllocationRequest": "no capacity matches all constraints: drop the zone or try later",
+    "OperationNotAllowed": "usually a quota limit: request more vCPU quota (portal, Usage + quotas)",
+    "QuotaExceeded": "request more quota (portal, Usage + quotas) or run fewer machines",
+    "InvalidParameter": "Azure rejected a setting of the profile; fix it and run again",
+    "TooManyRequests": "Azure throttled the requests: wait a minute and run again",
+}
+
+
+def azure_error(what: str, exc: HttpResponseError) -> DiskbenchError:
+    code = getattr(exc.error, "code", None) or str(exc.status_code)
+    message = (getattr(exc.error, "message", None) or exc.message or "").strip().splitlines()[0][:300]
+    return DiskbenchError(f"{what}: Azure said {code}: {message}",
+                          hint=REMEDIES.get(code, "see the Azure activity log of the resource group"))
+
+
+class AzureProvider:
+    def __init__(self, session: AzureSession, journal: Journal, run_id: str, keys_dir: Path, *,
+                 ssh_source: str, line: Callable[[str], None], lifetime: timedelta = DEFAULT_LIFETIME,
+                 ready_timeout: float = 1200.0) -> None:
+        self.session, self.journal, self.run_id = session, journal, run_id
+        self.ssh_source, self.line, self.lifetime = ssh_source, line, lifetime
+        self.ready_timeout = ready_timeout
+        self.group: str | None = None
+        self.tags = tags(run_id, lifetime=lifetime)
+        self.login = KeyPair.generate(f"diskbench-{run_id}")
+        self.key_file = keys_dir / run_id / "id_ed25519"
+        self.key_file.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.key_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(self.login.private_openssh)
+        self._subnets: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    # --- before the VMs ---------------------------------------------------------------------
+    def prepare(self, machines: list[Machine]) -> None:
+        """Pre-flight, then the group and one network per region. Nothing exists if pre-flight fails."""
+        problems = online_problems(self.session, machines)
+        if problems:
+            for p in problems:
+                self.line(f"pre-flight: {p}")
+            raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
+                               "created", hint="see the lines above")
+        region = machines[0].region
+        try:
+            self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
+            self.line(f"azure: resource group {self.group} in {region}")
+            for r in dict.fromkeys(m.region for m in machines):
+                self._network(r)
+        except HttpResponseError as exc:
+            raise azure_error("creating the network", exc) from None
+
+    def _network(self, region: str) -> None:
+        net = self.session.network
+        nsg = net.network_security_groups.begin_create_or_update(
+            self.group, f"nsg-{region}", nsg_body(region, self.tags, self.ssh_source)).result()
+        vnet = net.virtual_networks.begin_create_or_update(
+            self.group, f"vnet-{region}", vnet_body(region, self.tags, nsg.id)).result()
+        self._subnets[region] = vnet.subnets[0].id
+
+    # --- one VM -----------------------------------------------------------------------------
+    def create(self, m: Machine) -> Host:
+        """Public IP, NIC and VM; returns the host to benchmark, its host key already known."""
+        assert self.group is not None
+        host_key = KeyPair.generate(f"{m.name}-host")
+        try:
+            pip = self.session.network.public_ip_addresses.begin_create_or_update(
+                self.group, f"{m.name}-ip", public_ip_body(m.region, self.tags, m.zone)).result()
+            nic = self.session.network.network_interfaces.begin_create_or_update(
+                self.group, f"{m.name}-nic", nic_body(m.region, self.tags, self._subnets[m.region], pip.id)).result()
+            self.line(f"{m.name}: creating {m.size}")
+            self.session.compute.virtual_machines.begin_create_or_update(
+                self.group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login,
+                                            host_key=host_key)).result()
+            address = self.session.network.public_ip_addresses.get(self.group, f"{m.name}-ip").ip_address
+        except HttpResponseError as exc:
+            raise azure_error(f"{m.name}: creating {m.size}", exc) from None
+        return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file), sudo=True,
+                    host_key=host_key.fingerprint, install_fio=True, targets={"target": m.target})
+
+    def wait_ready(self, host: Host, trust: HostKeyTrust) -> SSHExecutor:
+        """SSH up (with the host key we gave it) and cloud-init finished."""
+        deadline = time.monotonic() + self.ready_timeout
+        while True:
+            try:
+                ex = SSHExecutor(host, trust, connect_timeout=10).connect()
+                break
+            except ExecutionError as exc:
+                if "host key" in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(2)
+        out = ex.run(["cloud-init", "status", "--wait"], timeout=max(60.0, deadline - time.monotonic()))
+        if out.returncode not in (0, 2, 127):  # 2: done with recoverable errors; 127: no cloud-init
+            raise ExecutionError(f"{host.name}: cloud-init failed: {(out.stdout + out.stderr).strip()[-200:]}")
+        return ex
+
+    # --- the end ----------------------------------------------------------------------------
+    def teardown(self) -> None:
+        if self.group is None:
+            return
+        self.line(f"azure: deleting {self.group} and everything in it")
+        delete_group(self.session, self.journal, self.group)
+        self.line(f"azure: deleted {self.group}")
+        self.group = None
+
+    def keep_note(self) -> str:
+        return (f"kept resource group {self.group}; delete it with `diskbench cleanup --run {self.run_id}` "
+                f"or `az group delete -n {self.group}`; log in with ssh -i {self.key_file} {ADMIN_USER}@<ip>")
+
+
