@@ -44,3 +44,13 @@ def test_e8_family_plans_every_seed_machine() -> None:
     sizes = {j.machine_spec["size"] for j in plan.jobs if j.machine_spec}
     assert sizes == {"Standard_E8as_v4", "Standard_E8ds_v4", "Standard_E8s_v4", "Standard_L8s_v2"}
     assert len(plan.jobs) == 14
+
+
+def test_machine_with_named_targets_binds_workloads() -> None:
+    plan = build_plan(load_profile("d8ds-premium"))
+    by_target: dict[str, list[str]] = {}
+    for j in plan.jobs:
+        by_target.setdefault(j.target_label, []).append(j.workload.name)
+    assert by_target == {"nocache-writes": ["max-write", "mixed-write", "throughput-64k"],
+                         "cache-reads": ["max-read", "mixed-read", "throughput-64k"]}
+    assert all(j.azure is not None and j.azure.size == "Standard_D8ds_v4" for j in plan.jobs)

@@ -233,10 +233,6 @@ def plan(app: App, profile: str, target: str | None) -> None:
                       human_seconds(j.expected_s))
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
     app.ui.print(table)
-    remote = {j.provider for j in p.jobs} - {"local", "ssh"}
-    if remote:
-        app.ui.line(f"note: machines of this profile need the {', '.join(sorted(remote))} "
-                    "provider to run; `diskbench run` refuses them for now")
     _preflight(app, p.profile.profile)
 
 

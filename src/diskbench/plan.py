@@ -147,8 +147,9 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                 add(name, host.name, SSH, target, target_name, host)
     for machine in profile.machines:
         spec = machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
-        for name in machine.workloads or list(resolved):
-            add(name, machine.name, machine.provider, machine.target, spec=spec, azure=machine)
+        for target_name, target in machine.named_targets().items():
+            for name in machine.workloads or list(resolved):
+                add(name, machine.name, machine.provider, target, target_name, spec=spec, azure=machine)
     if not (profile.machines or profile.hosts or hosts):
         target = Target(dir=target_dir) if target_dir else profile.target
         for name in resolved:

@@ -56,15 +56,15 @@ def check_machine(m: Machine, size: SizeInfo | None) -> list[Problem]:
         if (d.iops or d.mbps) and d.type not in ("PremiumV2_LRS", "UltraSSD_LRS"):
             bad(f"{d.type} disks have fixed performance; iops/mbps apply to PremiumV2_LRS and UltraSSD_LRS",
                 "remove iops/mbps or change the disk type")
-    target = m.target
-    if target.temp and size.temp_disk_gb <= 0:
-        bad(f"{m.size} has no temp disk to measure", "pick a 'd' size (e.g. Standard_E8ds_v4) or another target")
-    if target.nvme and size.nvme_disks == 0:
-        bad(f"{m.size} has no local NVMe disks", "use an L-series size such as Standard_L8s_v2")
-    luns = [target.lun] if target.lun is not None else list(target.luns or [])
-    if any(n >= disks for n in luns):
-        bad(f"the target uses LUN {max(luns)} but the machine has {disks} data disk(s)",
-            "add data_disks or pick an existing LUN")
+    for target in m.named_targets().values():
+        if target.temp and size.temp_disk_gb <= 0:
+            bad(f"{m.size} has no temp disk to measure", "pick a 'd' size (e.g. Standard_E8ds_v4) or another target")
+        if target.nvme and size.nvme_disks == 0:
+            bad(f"{m.size} has no local NVMe disks", "use an L-series size such as Standard_L8s_v2")
+        luns = [target.lun] if target.lun is not None else list(target.luns or [])
+        if any(n >= disks for n in luns):
+            bad(f"the target uses LUN {max(luns)} but the machine has {disks} data disk(s)",
+                "add data_disks or pick an existing LUN")
     return out
 
 

@@ -273,9 +273,25 @@ class Machine(_Strict):
     zone: str | None = None
     os_disk: OsDisk = Field(default_factory=OsDisk)
     data_disks: list[DataDisk] = Field(default_factory=list)
-    target: Target
+    target: Target | None = Field(None, description="the one storage target (or use targets:)")
+    targets: dict[str, Target] | None = Field(None, description="several named storage targets")
     workloads: list[str] | None = Field(None, description="names of workloads to run (default all)")
     description: str = ""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Machine:
+        if (self.target is None) == (self.targets is None):
+            raise ValueError("a machine needs either target: or targets:")
+        for name in self.targets or {}:
+            _named("target")(name)
+        return self
+
+    def named_targets(self) -> dict[str, Target]:
+        """Named targets; a single ``target:`` is named by its label (``temp``, ``dir:/data``)."""
+        if self.targets is not None:
+            return self.targets
+        assert self.target is not None
+        return {"": self.target}
 
 
 class Profile(_Strict):
@@ -308,10 +324,11 @@ class Profile(_Strict):
             for ref in refs or []:
                 if ref not in seen:
                     raise ValueError(f"{name!r} names unknown workload {ref!r}")
-        target_names = {t for h in self.hosts for t in h.targets}
+        target_names = {t for h in self.hosts for t in h.targets} | {
+            t for m in self.machines for t in (m.targets or {})}
         for w in self.workloads:
             for ref in w.targets or []:
-                if self.hosts and ref not in target_names:
+                if target_names and ref not in target_names:
                     raise ValueError(f"workload {w.name!r} names unknown target {ref!r}")
         return self
 

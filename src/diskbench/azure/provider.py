@@ -105,8 +105,9 @@ class AzureProvider:
             address = self.session.network.public_ip_addresses.get(self.group, f"{m.name}-ip").ip_address
         except HttpResponseError as exc:
             raise azure_error(f"{m.name}: creating {m.size}", exc) from None
+        targets = {name or "target": t for name, t in m.named_targets().items()}
         return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file), sudo=True,
-                    host_key=host_key.fingerprint, install_fio=True, targets={"target": m.target})
+                    host_key=host_key.fingerprint, install_fio=True, targets=targets)
 
     def wait_ready(self, host: Host, trust: HostKeyTrust) -> SSHExecutor:
         """SSH up (with the host key we gave it) and cloud-init finished."""
