@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -34,7 +35,9 @@ class FakeArm:
     requests: list[Request] = field(default_factory=list)
     delete_polls: int = 3  # in-progress answers before a delete completes
     page_size: int = 2
-    faults: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # "METHOD path-regex" -> reply
+    # "METHOD path-regex" -> [status, body, how many times (None: always)]
+    faults: dict[str, list[Any]] = field(default_factory=dict)
+    poll_delay: float = 0.0  # seconds each async-operation poll takes, to make creation slow
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower-case id -> resource
     vm_addresses: list[str] = field(default_factory=list)  # public IPs handed out, in order
     create_polls: int = 2  # in-progress answers of a create before it succeeds
@@ -89,8 +92,11 @@ class FakeArm:
             return 401, _error("AuthenticationFailed", "no bearer token"), {}
         for pattern, reply in self.faults.items():
             method, _, path_re = pattern.partition(" ")
-            if req.method == method and re.search(path_re, req.path):
-                return reply[0], reply[1], {"Retry-After": "0"} if reply[0] == 429 else {}
+            times = reply[2] if len(reply) > 2 else None
+            if req.method == method and re.search(path_re, req.path) and times != 0:
+                if times is not None:
+                    reply[2] = times - 1
+                return reply[0], reply[1], {"Retry-After": "1"} if reply[0] == 429 else {}
         base = f"/subscriptions/{SUB}"
         if req.path.lower() == f"{base}/resourcegroups":
             return self._list_groups(req)
@@ -205,6 +211,8 @@ class FakeArm:
         return None
 
     def _async(self, op: str) -> tuple[int, Any, dict[str, str]]:
+        if self.poll_delay:
+            time.sleep(self.poll_delay)
         state = self._ops[op]
         resource = self.resources.get(state["resource"])
         if state["left"] > 0:

@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -104,3 +109,72 @@ def test_quota_problem_creates_nothing(cloud: tuple[FakeArm, Lab], tmp_path: Pat
     assert out.returncode == 2
     assert "standardEDSv4Family vCPUs: 8 needed, 4 of 24 free" in out.stderr
     assert not [r for r in arm.requests if r.method == "PUT"]
+
+
+def _start(arm: FakeArm, tmp_path: Path) -> subprocess.Popen[str]:
+    (tmp_path / "cloud.yaml").write_text(PROFILE.replace("runtime: 1s", "runtime: 20s"))
+    env = {**os.environ, "DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "DISKBENCH_DB": str(tmp_path / "db.sqlite"), "CI": "true"}
+    return subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(tmp_path / "cloud.yaml"),
+                             "--ssh-source", "127.0.0.1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _until(check: Any, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.05)
+
+
+@pytest.mark.parametrize("stage", ["provisioning", "waiting for SSH", "running"])
+def test_ctrl_c_at_every_stage_leaves_nothing(cloud: tuple[FakeArm, Lab], tmp_path: Path, stage: str) -> None:
+    arm, lab = cloud
+    if stage == "provisioning":
+        arm.create_polls, arm.poll_delay = 400, 0.02
+    if stage == "waiting for SSH":
+        lab.hosts[0].kill_sshd()
+        arm.on_vm_created = lambda vm, address: None  # the VM never answers SSH
+    proc = _start(arm, tmp_path)
+    try:
+        if stage == "provisioning":
+            _until(lambda: any(r.method == "PUT" and r.path.endswith("/vm1") for r in arm.requests))
+        elif stage == "waiting for SSH":
+            _until(lambda: any(r.path.endswith("/vm1-ip") and r.method == "GET" for r in arm.requests))
+            time.sleep(1)
+        else:
+            _until(lambda: (tmp_path / "db.sqlite").exists() and any(
+                j["status"] == "running" for r in Store(tmp_path / "db.sqlite").list_runs()
+                for j in Store(tmp_path / "db.sqlite").get_jobs(r["id"])))
+            time.sleep(1)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr and "azure: deleted diskbench-" in stderr
+    assert arm.groups == {} and arm.resources == {}
+
+
+def test_throttling_is_retried(cloud: tuple[FakeArm, Lab], tmp_path: Path) -> None:
+    arm, _ = cloud
+    arm.faults["PUT /virtualNetworks/"] = [429, {"error": {"code": "TooManyRequests", "message": "slow down"}}, 1]
+    out = _run(arm, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert len([r for r in arm.requests if r.method == "PUT" and "/virtualNetworks/" in r.path]) == 2
+
+
+@pytest.mark.parametrize(("code", "remedy"), [
+    ("SkuNotAvailable", "try another region or zone"),
+    ("InvalidParameter", "fix it and run again"),
+    ("OperationNotAllowed", "request more vCPU quota"),
+])
+def test_azure_errors_are_explained(cloud: tuple[FakeArm, Lab], tmp_path: Path, code: str, remedy: str) -> None:
+    arm, _ = cloud
+    arm.faults["PUT /virtualMachines/"] = [400, {"error": {"code": code, "message": f"{code} happened"}}]
+    out = _run(arm, tmp_path)
+    assert out.returncode == 1
+    assert f"Azure said {code}: {code} happened" in out.stderr and remedy in out.stderr
+    assert arm.groups == {}

@@ -197,6 +197,8 @@ class Runner:
 
     def _interrupt(self) -> None:
         self._stop.set()
+        if self.provider is not None:
+            self.provider.stopping.set()
         for ex in list(self._active.values()):
             ex.interrupt()
 

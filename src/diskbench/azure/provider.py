@@ -61,6 +61,7 @@ class AzureProvider:
             fh.write(self.login.private_openssh)
         self._subnets: dict[str, str] = {}
         self._lock = threading.Lock()
+        self.stopping = threading.Event()  # set on Ctrl-C: waits end, teardown follows
 
     # --- before the VMs ---------------------------------------------------------------------
     def prepare(self, machines: list[Machine]) -> None:
@@ -113,13 +114,15 @@ class AzureProvider:
         """SSH up (with the host key we gave it) and cloud-init finished."""
         deadline = time.monotonic() + self.ready_timeout
         while True:
+            if self.stopping.is_set():
+                raise ExecutionError(f"{host.name}: interrupted while waiting for SSH")
             try:
                 ex = SSHExecutor(host, trust, connect_timeout=10).connect()
                 break
             except ExecutionError as exc:
                 if "host key" in str(exc) or time.monotonic() > deadline:
                     raise
-                time.sleep(2)
+                self.stopping.wait(2)
         out = ex.run(["cloud-init", "status", "--wait"], timeout=max(60.0, deadline - time.monotonic()))
         if out.returncode not in (0, 2, 127):  # 2: done with recoverable errors; 127: no cloud-init
             raise ExecutionError(f"{host.name}: cloud-init failed: {(out.stdout + out.stderr).strip()[-200:]}")
