@@ -214,9 +214,10 @@ def _target(target: str | None) -> str | None:
 @cli.command()
 @profile_option
 @target_option
+@click.option("--refresh-prices", is_flag=True, help="Fetch current VM prices from the Azure Retail Prices API.")
 @pass_app
-def plan(app: App, profile: str, target: str | None) -> None:
-    """Show what a profile would run, and for how long, without running anything."""
+def plan(app: App, profile: str, target: str | None, refresh_prices: bool) -> None:
+    """Show what a profile would run, for how long and at what cost, without running anything."""
     p = build_plan(load_profile(profile), target_dir=_target(target))
     machines = {m.name: m for m in p.profile.profile.machines}
     table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
@@ -233,7 +234,33 @@ def plan(app: App, profile: str, target: str | None) -> None:
                       human_seconds(j.expected_s))
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
     app.ui.print(table)
+    if p.profile.profile.machines:
+        _costs(app, p, refresh_prices)
     _preflight(app, p.profile.profile)
+
+
+def _costs(app: App, p: Any, refresh_prices: bool) -> None:
+    from .pricing import estimate, load_prices, refresh
+
+    if refresh_prices:
+        by_region: dict[str, set[str]] = {}
+        for m in p.profile.profile.machines:
+            by_region.setdefault(m.region, set()).add(m.size)
+        for region, names in by_region.items():
+            got = refresh(region, sorted(names))
+            app.ui.line(f"prices: {len(got)} of {len(names)} size(s) refreshed for {region}")
+    prices = load_prices()
+    costs = estimate(p, prices)
+    table = Table(title="machines and estimated cost", title_justify="left",
+                  caption=f"prices: {prices['source']}", caption_justify="left")
+    for head in ("machine", "size", "VM-minutes", "estimate USD", "note"):
+        table.add_column(head, justify="right" if head in ("VM-minutes", "estimate USD") else "left")
+    total = 0.0
+    for c in costs:
+        total += c.usd or 0.0
+        table.add_row(c.machine, c.size, f"{c.vm_minutes:.0f}", "-" if c.usd is None else f"{c.usd:.2f}", c.note)
+    table.add_row("total", "", f"{sum(c.vm_minutes for c in costs):.0f}", f"{total:.2f}", "")
+    app.ui.print(table)
 
 
 def _preflight(app: App, profile: Profile) -> None:
