@@ -45,11 +45,14 @@ class FakeArm:
     on_vm_created: Any = None  # callback(vm_body, public_ip_address)
     _ops: dict[str, dict[str, Any]] = field(default_factory=dict)
     server: ThreadingHTTPServer | None = None
+    tls: tuple[str, str] | None = None  # (certificate, key) PEM files: serve HTTPS
+    expect_token: str | None = None  # with a credential: the token the stock policy must send
 
     @property
     def url(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def start(self) -> FakeArm:
         arm = self
@@ -78,6 +81,12 @@ class FakeArm:
             do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _handle  # noqa: N815
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if self.tls:
+            import ssl
+
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*self.tls)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         return self
 
@@ -88,8 +97,8 @@ class FakeArm:
 
     # --- routing ----------------------------------------------------------------------------
     def dispatch(self, req: Request, auth: str) -> tuple[int, Any, dict[str, str]]:
-        if not auth.startswith("Bearer "):
-            return 401, _error("AuthenticationFailed", "no bearer token"), {}
+        if not auth.startswith("Bearer ") or (self.expect_token and auth != f"Bearer {self.expect_token}"):
+            return 401, _error("AuthenticationFailed", "no or wrong bearer token"), {}
         for pattern, reply in self.faults.items():
             method, _, path_re = pattern.partition(" ")
             times = reply[2] if len(reply) > 2 else None

@@ -130,3 +130,58 @@ def test_online_preflight_reads_skus_and_quota_with_paging(session: AzureSession
     arm.usages[1]["currentValue"] = 10
     problems = [str(p) for p in online_problems(session, profile.machines)]
     assert any("standardEDSv4Family vCPUs: 16 needed, 10 of 20 free" in p for p in problems), problems
+
+
+def _self_signed(tmp_path: Path) -> tuple[str, str]:
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.now(timezone.utc)
+    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=1))
+            .not_valid_after(now + timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_file, key_file = tmp_path / "arm.crt", tmp_path / "arm.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return str(cert_file), str(key_file)
+
+
+class _Credential:
+    """A TokenCredential the stock ARM policy asks for a token, as it would ask Entra ID."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def get_token(self, *scopes: str, **kwargs: object) -> object:
+        from azure.core.credentials import AccessToken
+
+        self.asked += 1
+        assert scopes == ("https://management.azure.com/.default",)
+        return AccessToken("token-from-credential", int(datetime.now(timezone.utc).timestamp()) + 3600)
+
+
+def test_over_tls_with_the_stock_authentication_policy(tmp_path: Path) -> None:
+    cert, key = _self_signed(tmp_path)
+    arm = FakeArm(tls=(cert, key), expect_token="token-from-credential").start()
+    try:
+        credential = _Credential()
+        session = AzureSession(SUB, credential, {"base_url": arm.url, "connection_verify": cert,
+                                                 "polling_interval": 0})
+        journal = Journal(tmp_path / "journal.jsonl")
+        name = create_group(session, journal, "tls-run", "westeurope")
+        delete_group(session, journal, name)
+        assert credential.asked >= 1 and arm.groups == {}
+        assert arm.url.startswith("https://")
+    finally:
+        arm.stop()
