@@ -88,7 +88,9 @@ def test_run_provisions_benchmarks_and_tears_down(cloud: tuple[FakeArm, Lab], tm
     assert all(b["tags"]["diskbench-run"] == doc["run"]["id"] for b in puts.values())
     vm = puts["virtualMachines"]["properties"]
     assert vm["storageProfile"]["osDisk"]["caching"] == "ReadWrite"
-    assert Store(tmp_path / "db.sqlite").get_run("last")["status"] == "completed"
+    run = Store(tmp_path / "db.sqlite").get_run("last")
+    assert run["status"] == "completed"
+    assert run["facts"]["azure_sizes"]["Standard_E8ds_v4"]["uncached_iops"] == 12800  # saved with the run
 
 
 def test_allocation_failure_is_explained_and_torn_down(cloud: tuple[FakeArm, Lab], tmp_path: Path) -> None:

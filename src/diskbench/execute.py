@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 import platformdirs
@@ -183,7 +183,12 @@ class Runner:
         if self.azure is None:
             raise ProviderUnavailable("this run has Azure machines but no Azure provider")
         self.provider = self.azure(run_id)
-        self.provider.prepare([m for m in machines if m is not None])
+        try:
+            self.provider.prepare([m for m in machines if m is not None])
+        finally:  # the sizes' published limits, so reports can set results against them
+            if self.provider.capabilities:
+                self.store.merge_facts(run_id, {"azure_sizes": {
+                    name: asdict(info) for name, info in self.provider.capabilities.items()}})
 
     def _teardown(self, options: RunOptions) -> None:
         provider, self.provider = self.provider, None

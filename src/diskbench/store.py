@@ -218,10 +218,16 @@ class Store:
             hosts[machine] = facts
             if len(hosts) == 1:
                 merged.update({k: v for k, v in facts.items() if k != "hosts"})
-            else:
-                for key in list(merged):
-                    if key != "hosts":
-                        del merged[key]
+            else:  # several machines: per-host facts only, run-wide keys stay
+                for key in set(hosts[next(iter(hosts))]) | set(facts):
+                    if key not in ("hosts", "azure_sizes"):
+                        merged.pop(key, None)
+            db.execute("UPDATE runs SET facts = ? WHERE id = ?", (json.dumps(merged), run_id))
+
+    def merge_facts(self, run_id: str, facts: dict[str, Any]) -> None:
+        with self._tx() as db:
+            row = db.execute("SELECT facts FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = {**json.loads(row[0] or "{}"), **facts}
             db.execute("UPDATE runs SET facts = ? WHERE id = ?", (json.dumps(merged), run_id))
 
     def finish_run(self, run_id: str, status: str) -> None:

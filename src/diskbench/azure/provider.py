@@ -16,6 +16,7 @@ from pathlib import Path
 
 from azure.core.exceptions import HttpResponseError
 
+from ..capabilities import SizeInfo
 from ..errors import DiskbenchError, ExecutionError, ProfileError
 from ..profile import Host, Machine
 from ..ssh import HostKeyTrust, SSHExecutor
@@ -62,11 +63,12 @@ class AzureProvider:
         self._subnets: dict[str, str] = {}
         self._lock = threading.Lock()
         self.stopping = threading.Event()  # set on Ctrl-C: waits end, teardown follows
+        self.capabilities: dict[str, SizeInfo] = {}  # live, from the SKU API: saved with the run
 
     # --- before the VMs ---------------------------------------------------------------------
     def prepare(self, machines: list[Machine]) -> None:
         """Pre-flight, then the group and one network per region. Nothing exists if pre-flight fails."""
-        problems = online_problems(self.session, machines)
+        problems = online_problems(self.session, machines, self.capabilities)
         if problems:
             for p in problems:
                 self.line(f"pre-flight: {p}")

@@ -40,7 +40,9 @@ def _restricted(restrictions: list[Any], zone: str | None) -> str | None:
     return None
 
 
-def online_problems(session: AzureSession, machines: list[Machine]) -> list[Problem]:
+def online_problems(session: AzureSession, machines: list[Machine],
+                    seen: dict[str, SizeInfo] | None = None) -> list[Problem]:
+    """Problems against the subscription; ``seen`` collects the live capabilities of each size used."""
     problems: list[Problem] = []
     by_region: dict[str, list[Machine]] = defaultdict(list)
     for m in machines:
@@ -55,6 +57,8 @@ def online_problems(session: AzureSession, machines: list[Machine]) -> list[Prob
                                         "pick another region or size (`diskbench sizes --region ...`)"))
                 continue
             info, restrictions = found
+            if seen is not None:
+                seen[info.name] = info
             why = _restricted(restrictions, m.zone)
             if why:
                 problems.append(Problem(m.name, f"{m.size} is not available to this subscription in {region}"
