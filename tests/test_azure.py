@@ -185,3 +185,20 @@ def test_over_tls_with_the_stock_authentication_policy(tmp_path: Path) -> None:
         assert arm.url.startswith("https://")
     finally:
         arm.stop()
+
+
+def test_sizes_refresh_caches_the_sku_api(arm: FakeArm, tmp_path: Path) -> None:
+    arm.skus.append({"name": "Standard_Z8s_v9", "family": "standardZSv9Family", "resourceType": "virtualMachines",
+                     "locations": ["westeurope"], "capabilities": [
+                         {"name": "vCPUs", "value": "8"}, {"name": "MaxDataDiskCount", "value": "8"},
+                         {"name": "PremiumIO", "value": "True"}, {"name": "UncachedDiskIOPS", "value": "4242"}],
+                     "restrictions": []})
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "XDG_CACHE_HOME": str(tmp_path)}
+    out = diskbench("sizes", "--region", "westeurope", "--refresh", "--family", "Z", db=tmp_path / "db.sqlite",
+                    env=env)
+    assert out.returncode == 0, out.stderr
+    assert "Standard_Z8s_v9" in out.stdout and "4,242" in out.stdout and "SKU API, cached" in out.stdout
+    offline = diskbench("sizes", "--region", "westeurope", "--family", "Z", db=tmp_path / "db.sqlite",
+                        env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert "Standard_Z8s_v9" in offline.stdout  # later plans and `sizes` use the cache

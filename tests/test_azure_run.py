@@ -130,7 +130,7 @@ def _until(check: Any, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
-@pytest.mark.parametrize("stage", ["provisioning", "waiting for SSH", "running"])
+@pytest.mark.parametrize("stage", ["provisioning", "waiting for SSH", "running", "running (SIGTERM)"])
 def test_ctrl_c_at_every_stage_leaves_nothing(cloud: tuple[FakeArm, Lab], tmp_path: Path, stage: str) -> None:
     arm, lab = cloud
     if stage == "provisioning":
@@ -150,7 +150,7 @@ def test_ctrl_c_at_every_stage_leaves_nothing(cloud: tuple[FakeArm, Lab], tmp_pa
                 j["status"] == "running" for r in Store(tmp_path / "db.sqlite").list_runs()
                 for j in Store(tmp_path / "db.sqlite").get_jobs(r["id"])))
             time.sleep(1)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM if "SIGTERM" in stage else signal.SIGINT)
         _, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
@@ -180,3 +180,32 @@ def test_azure_errors_are_explained(cloud: tuple[FakeArm, Lab], tmp_path: Path, 
     assert out.returncode == 1
     assert f"Azure said {code}: {code} happened" in out.stderr and remedy in out.stderr
     assert arm.groups == {}
+
+
+def test_the_fake_applies_azures_rules(cloud: tuple[FakeArm, Lab], tmp_path: Path) -> None:
+    """What pre-flight prevents, the fake (like Azure) refuses: the tests cannot pass by accident."""
+    from azure.core.exceptions import HttpResponseError
+
+    from diskbench.azure.session import connect
+    from diskbench.azure.vmspec import KeyPair, vm_body
+    from diskbench.profile import parse_profile
+
+    arm, _ = cloud
+    session = connect(SUB, base_url=arm.url, token="t", polling_interval=0)
+    session.resources.resource_groups.create_or_update("rg", {"location": "westeurope"})
+    key = KeyPair.generate()
+    cases = {
+        "Standard_E8_v4, os_disk: {type: Premium_LRS}": "is not supported for VM size",
+        "Standard_E8ds_v4, os_disk: {ephemeral: CacheDisk, caching: ReadWrite}": "requires caching ReadOnly",
+        "Standard_L8s_v2, os_disk: {ephemeral: CacheDisk, caching: ReadOnly}": "does not support ephemeral",
+        "Standard_E99_v9": "is not available in location",
+    }
+    for spec, message in cases.items():
+        size, _, rest = spec.partition(", ")
+        machine = parse_profile("name: p\nworkloads:\n  - {name: a, rw: read}\nmachines:\n"
+                                f"  - {{name: m, region: westeurope, size: {size}, target: temp"
+                                f"{', ' + rest if rest else ''}}}\n").machines[0]
+        body = vm_body(machine, tags={}, nic_id="/nic", login=key, host_key=key)
+        with pytest.raises(HttpResponseError) as info:
+            session.compute.virtual_machines.begin_create_or_update("rg", "m", body).result()
+        assert message in str(info.value), (spec, str(info.value))

@@ -7,7 +7,7 @@ anyone logs in; the Azure provider refreshes it from the SKU API when it can.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,30 @@ def bundled_sizes() -> dict[str, SizeInfo]:
     return {s["name"]: SizeInfo.from_sku(s) for s in doc["sizes"]}
 
 
-def lookup(name: str) -> SizeInfo | None:
-    sizes = bundled_sizes()
+def cache_path(region: str) -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("diskbench")) / f"azure-sizes-{region}.json"
+
+
+def save_region(region: str, sizes: list[SizeInfo]) -> Path:
+    path = cache_path(region)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([asdict(s) for s in sizes], indent=1))
+    return path
+
+
+def region_sizes(region: str | None) -> tuple[dict[str, SizeInfo], str]:
+    """Sizes for ``region``: the SKU API's answer cached by ``sizes --refresh``, else the bundle."""
+    if region:
+        try:
+            cached = json.loads(cache_path(region).read_text())
+            return {s["name"]: SizeInfo(**s) for s in cached}, f"SKU API, cached for {region}"
+        except (OSError, ValueError, TypeError):
+            pass
+    return bundled_sizes(), "bundled size data; availability unknown offline"
+
+
+def lookup(name: str, region: str | None = None) -> SizeInfo | None:
+    sizes, _ = region_sizes(region)
     return sizes.get(name) or next((s for k, s in sizes.items() if k.lower() == name.lower()), None)

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from . import __version__
-from .capabilities import bundled_sizes
+from .capabilities import region_sizes, save_region
 from .doctor import checks
 from .errors import DiskbenchError, ProfileError
 from .execute import Runner, RunOptions
@@ -290,16 +290,24 @@ def _storage(m: Machine) -> str:
 @click.option("--region", default="westeurope", show_default=True,
               help="Region (availability is only known when logged in).")
 @click.option("--family", help="Only sizes whose name starts with Standard_<FAMILY>, e.g. E or L.")
+@click.option("--refresh", is_flag=True, help="Read the region's sizes from the SKU API (login needed) and cache them.")
+@click.option("--subscription", help="Subscription for --refresh.")
 @pass_app
-def sizes(app: App, region: str, family: str | None) -> None:
+def sizes(app: App, region: str, family: str | None, refresh: bool, subscription: str | None) -> None:
     """VM sizes and their storage capabilities (temp disk, cached and uncached limits, NVMe)."""
-    table = Table(title=f"VM sizes for {region} (bundled size data; availability unknown offline)",
-                  title_justify="left")
+    if refresh:
+        from .azure import skus
+        from .azure.session import connect
+
+        live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
+        app.ui.line(f"cached {len(live)} size(s) of {region} in {save_region(region, live)}")
+    known, source = region_sizes(region)
+    table = Table(title=f"VM sizes for {region} ({source})", title_justify="left")
     for head in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s", "uncached IOPS",
                  "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks"):
         table.add_column(head, justify="left" if head in ("size", "premium", "ephemeral OS") else "right")
     shown = 0
-    for s in bundled_sizes().values():
+    for s in known.values():
         if family and not s.name.lower().startswith(f"standard_{family.lower()}"):
             continue
         shown += 1

@@ -71,5 +71,5 @@ def check_machine(m: Machine, size: SizeInfo | None) -> list[Problem]:
 def check_profile(profile: Profile) -> list[Problem]:
     problems: list[Problem] = []
     for m in profile.machines:
-        problems += check_machine(m, lookup(m.size))
+        problems += check_machine(m, lookup(m.size, m.region))
     return problems
