@@ -15,7 +15,6 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from . import __version__
-from .capabilities import region_sizes, save_region
 from .doctor import checks
 from .errors import DiskbenchError, ProfileError
 from .execute import Runner, RunOptions
@@ -139,24 +138,14 @@ def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats)
     store = app.store()
-    azure = _azure(app, store, subscription, ssh_source) if loaded.profile.machines else None
+    azure = None
+    if loaded.profile.machines:
+        from .cli_azure import provider_factory
+
+        azure = provider_factory(app, store, subscription, ssh_source)
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
     outcome = Runner(store, app.ui, azure=azure).start(plan, options)
     _finish(app, store, outcome.run_id, fmt, outcome.messages)
-
-
-def _azure(app: App, store: Store, subscription: str | None, source: str | None) -> Callable[[str], Any]:
-    """Log in (or fail with how to) before anything else; the provider itself is made per run."""
-    from .azure.groups import Journal
-    from .azure.netspec import ssh_source
-    from .azure.provider import AzureProvider
-    from .azure.session import connect, detect_public_address
-
-    session = connect(subscription)
-    cidr = ssh_source(source) if source else detect_public_address()
-    journal = Journal(store.path.parent / "azure-journal.jsonl")
-    return lambda run_id: AzureProvider(session, journal, run_id, store.path.parent / "keys",
-                                        ssh_source=cidr, line=app.ui.line)
 
 
 @cli.command()
@@ -235,32 +224,10 @@ def plan(app: App, profile: str, target: str | None, refresh_prices: bool) -> No
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
     app.ui.print(table)
     if p.profile.profile.machines:
-        _costs(app, p, refresh_prices)
+        from .cli_azure import costs
+
+        costs(app, p, refresh_prices)
     _preflight(app, p.profile.profile)
-
-
-def _costs(app: App, p: Any, refresh_prices: bool) -> None:
-    from .pricing import estimate, load_prices, refresh
-
-    if refresh_prices:
-        by_region: dict[str, set[str]] = {}
-        for m in p.profile.profile.machines:
-            by_region.setdefault(m.region, set()).add(m.size)
-        for region, names in by_region.items():
-            got = refresh(region, sorted(names))
-            app.ui.line(f"prices: {len(got)} of {len(names)} size(s) refreshed for {region}")
-    prices = load_prices()
-    costs = estimate(p, prices)
-    table = Table(title="machines and estimated cost", title_justify="left",
-                  caption=f"prices: {prices['source']}", caption_justify="left")
-    for head in ("machine", "size", "VM-minutes", "estimate USD", "note"):
-        table.add_column(head, justify="right" if head in ("VM-minutes", "estimate USD") else "left")
-    total = 0.0
-    for c in costs:
-        total += c.usd or 0.0
-        table.add_row(c.machine, c.size, f"{c.vm_minutes:.0f}", "-" if c.usd is None else f"{c.usd:.2f}", c.note)
-    table.add_row("total", "", f"{sum(c.vm_minutes for c in costs):.0f}", f"{total:.2f}", "")
-    app.ui.print(table)
 
 
 def _preflight(app: App, profile: Profile) -> None:
@@ -284,44 +251,6 @@ def _storage(m: Machine) -> str:
              else f"OS {os_disk.type} cache={os_disk.caching}"]
     parts += [f"{d.count}x {d.type} {d.size_gb}G cache={d.caching}" for d in m.data_disks]
     return ", ".join(parts)
-
-
-@cli.command()
-@click.option("--region", default="westeurope", show_default=True,
-              help="Region (availability is only known when logged in).")
-@click.option("--family", help="Only sizes whose name starts with Standard_<FAMILY>, e.g. E or L.")
-@click.option("--refresh", is_flag=True, help="Read the region's sizes from the SKU API (login needed) and cache them.")
-@click.option("--subscription", help="Subscription for --refresh.")
-@pass_app
-def sizes(app: App, region: str, family: str | None, refresh: bool, subscription: str | None) -> None:
-    """VM sizes and their storage capabilities (temp disk, cached and uncached limits, NVMe)."""
-    if refresh:
-        from .azure import skus
-        from .azure.session import connect
-
-        live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
-        app.ui.line(f"cached {len(live)} size(s) of {region} in {save_region(region, live)}")
-    known, source = region_sizes(region)
-    table = Table(title=f"VM sizes for {region} ({source})", title_justify="left")
-    for head in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s", "uncached IOPS",
-                 "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks"):
-        table.add_column(head, justify="left" if head in ("size", "premium", "ephemeral OS") else "right")
-    shown = 0
-    for s in known.values():
-        if family and not s.name.lower().startswith(f"standard_{family.lower()}"):
-            continue
-        shown += 1
-        table.add_row(s.name, str(s.vcpus), f"{s.memory_gb:g}", f"{s.temp_disk_gb:g}" if s.temp_disk_gb else "-",
-                      _n(s.cached_iops), _n(s.cached_mbps), _n(s.uncached_iops), _n(s.uncached_mbps),
-                      "yes" if s.premium_io else "no", ", ".join(s.ephemeral_placements) or "-",
-                      f"{s.nvme_disks}x{s.nvme_gb:.0f} GiB" if s.nvme_disks else "-", str(s.max_data_disks))
-    if not shown:
-        raise DiskbenchError(f"no size of family {family!r} in diskbench's size data")
-    app.ui.print(table)
-
-
-def _n(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
 
 
 @cli.command("render")
@@ -424,7 +353,7 @@ def doctor(app: App) -> None:
         raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")
 
 
-from . import cli_reports  # noqa: E402,F401 - registers report, compare, history, gate, accept
+from . import cli_azure, cli_reports  # noqa: E402,F401 - register sizes, cleanup, report, compare, gate ...
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -173,36 +173,3 @@ def accept(app: App, run_id: str) -> None:
     run = store.get_run(run_id)
     store.set_verdict(run["id"], run.get("verdict") or "ACCEPTED", True)
     app.ui.print(f"run {run['id']} is accepted into baselines")
-
-
-@cli.command()
-@click.option("--older-than", "older_than", metavar="DURATION",
-              help="Also delete diskbench groups created longer ago than this (e.g. 6h), expired or not.")
-@click.option("--run", "run_ref", metavar="RUN_ID", help="Delete what this run created (`last` works).")
-@click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
-@click.option("--subscription", help="Subscription (default: AZURE_SUBSCRIPTION_ID or the Azure CLI's).")
-@pass_app
-def cleanup(app: App, older_than: str | None, run_ref: str | None, dry_run: bool, subscription: str | None) -> None:
-    """Delete diskbench's Azure resource groups that are past their expiry or in the journal."""
-    from datetime import timedelta
-
-    from .azure.groups import Journal, delete_group, find_leftovers
-    from .azure.session import connect
-    from .units import parse_duration
-
-    store = app.store()
-    run_id = store.get_run(run_ref)["id"] if run_ref else None
-    age = timedelta(seconds=parse_duration(older_than)) if older_than else None
-    session = connect(subscription)
-    journal = Journal(store.path.parent / "azure-journal.jsonl")
-    leftovers = find_leftovers(session, journal, older_than=age, run_id=run_id)
-    if not leftovers:
-        app.ui.print("nothing to clean up")
-        return
-    for group in leftovers:
-        if dry_run:
-            app.ui.print(f"would delete {group.name} ({group.reason})")
-            continue
-        app.ui.line(f"deleting {group.name} ({group.reason})")
-        delete_group(session, journal, group.name)
-        app.ui.print(f"deleted {group.name}")
