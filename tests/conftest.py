@@ -91,3 +91,40 @@ def lab(tmp_path: Path):  # type: ignore[no-untyped-def]
         yield lab
     finally:
         lab.close()
+
+
+def start_diskbench(*args: str, db: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """The real CLI in the background, for tests that interrupt it."""
+    full_env = {**os.environ, "DISKBENCH_DB": str(db), "CI": "true", **(env or {})}
+    return subprocess.Popen([sys.executable, "-m", "diskbench", *args], env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_job(db: Path, workload: str, status: str = "running", timeout: float = 60) -> None:
+    """Until a job of ``workload`` has ``status`` in the store."""
+    import time
+
+    from diskbench.store import Store
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if db.exists():
+            store = Store(db)
+            if any(j["workload"] == workload and j["status"] == status
+                   for r in store.list_runs() for j in store.get_jobs(r["id"])):
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"job {workload} never became {status}")
+
+
+def finish(proc: subprocess.Popen[str], sig: int | None = None, timeout: float = 120) -> tuple[int, str]:
+    """Send ``sig`` (if any), wait, and return (exit code, stderr); never leaves the process behind."""
+    try:
+        if sig is not None:
+            proc.send_signal(sig)
+        _, stderr = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, stderr

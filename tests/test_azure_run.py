@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +20,7 @@ import yaml
 
 from diskbench.store import Store
 
-from .conftest import diskbench, needs_fio
+from .conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
 from .fake_arm import SUB, FakeArm
 from .lab import Lab
 from .test_azure import _skus
@@ -115,11 +113,9 @@ def test_quota_problem_creates_nothing(cloud: tuple[FakeArm, Lab], tmp_path: Pat
 
 def _start(arm: FakeArm, tmp_path: Path) -> subprocess.Popen[str]:
     (tmp_path / "cloud.yaml").write_text(PROFILE.replace("runtime: 1s", "runtime: 20s"))
-    env = {**os.environ, "DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
-           "DISKBENCH_DB": str(tmp_path / "db.sqlite"), "CI": "true"}
-    return subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(tmp_path / "cloud.yaml"),
-                             "--ssh-source", "127.0.0.1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB}
+    return start_diskbench("run", "--profile", str(tmp_path / "cloud.yaml"), "--ssh-source", "127.0.0.1",
+                           db=tmp_path / "db.sqlite", env=env)
 
 
 def _until(check: Any, timeout: float = 60) -> None:
@@ -139,23 +135,16 @@ def test_ctrl_c_at_every_stage_leaves_nothing(cloud: tuple[FakeArm, Lab], tmp_pa
         lab.hosts[0].kill_sshd()
         arm.on_vm_created = lambda vm, address: None  # the VM never answers SSH
     proc = _start(arm, tmp_path)
-    try:
-        if stage == "provisioning":
-            _until(lambda: any(r.method == "PUT" and r.path.endswith("/vm1") for r in arm.requests))
-        elif stage == "waiting for SSH":
-            _until(lambda: any(r.path.endswith("/vm1-ip") and r.method == "GET" for r in arm.requests))
-            time.sleep(1)
-        else:
-            _until(lambda: (tmp_path / "db.sqlite").exists() and any(
-                j["status"] == "running" for r in Store(tmp_path / "db.sqlite").list_runs()
-                for j in Store(tmp_path / "db.sqlite").get_jobs(r["id"])))
-            time.sleep(1)
-        proc.send_signal(signal.SIGTERM if "SIGTERM" in stage else signal.SIGINT)
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, stderr
+    if stage == "provisioning":
+        _until(lambda: any(r.method == "PUT" and r.path.endswith("/vm1") for r in arm.requests))
+    elif stage == "waiting for SSH":
+        _until(lambda: any(r.path.endswith("/vm1-ip") and r.method == "GET" for r in arm.requests))
+        time.sleep(1)
+    else:
+        wait_for_job(tmp_path / "db.sqlite", "rr")
+        time.sleep(1)
+    code, stderr = finish(proc, signal.SIGTERM if "SIGTERM" in stage else signal.SIGINT)
+    assert code == 130, stderr
     assert "Traceback" not in stderr and "azure: deleted diskbench-" in stderr
     assert arm.groups == {} and arm.resources == {}
 

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +19,7 @@ from diskbench.profile import load_profile
 from diskbench.store import Store
 from diskbench.ui import UI
 
-from .conftest import diskbench, needs_fio, needs_root
+from .conftest import diskbench, finish, needs_fio, needs_root, start_diskbench, wait_for_job
 
 
 def _runner(db: Path) -> tuple[Runner, Store]:
@@ -139,23 +136,10 @@ workloads:
 def test_interrupted_run_is_shown_and_resumed(db: Path, tmp_path: Path, workdir: Path) -> None:
     profile = tmp_path / "slow.yaml"
     profile.write_text(SLOW_PROFILE)
-    env = {**os.environ, "DISKBENCH_DB": str(db), "CI": "true"}
-    proc = subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(profile),
-                             "--target", str(workdir)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            if db.exists() and any(j["status"] == "running" and j["workload"] == "two"
-                                   for r in Store(db).list_runs() for j in Store(db).get_jobs(r["id"])):
-                break
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, stderr
+    proc = start_diskbench("run", "--profile", str(profile), "--target", str(workdir), db=db)
+    wait_for_job(db, "two")
+    code, stderr = finish(proc, signal.SIGINT, timeout=60)
+    assert code == 130, stderr
     assert "diskbench resume" in stderr and "Traceback" not in stderr
     store = Store(db)
     (run,) = store.list_runs()

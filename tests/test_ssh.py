@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +16,7 @@ import yaml
 from diskbench.ssh import parse_destination
 from diskbench.store import Store
 
-from .conftest import diskbench, needs_fio
+from .conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
 from .lab import Lab, LabHost
 
 pytestmark = needs_fio
@@ -133,38 +131,19 @@ def test_sshd_killed_during_a_run_is_survived(lab: Lab, db: Path, tmp_path: Path
     profile = write_profile(tmp_path / "p.yaml", [host.profile_host()], [
         {"name": "long", "rw": "randread", "bs": "4k", "runtime": "5s"},
         {"name": "after", "rw": "randread", "bs": "4k"}])
-    env = {**os.environ, "DISKBENCH_DB": str(db), "CI": "true"}
-    proc = subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(profile),
-                             "--known-hosts", str(lab.known_hosts)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for_job(db, "long", "running")
-        time.sleep(1.5)
-        host.kill_sshd()
-        time.sleep(2)
-        host.start_sshd()
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, stderr
+    proc = start_diskbench("run", "--profile", str(profile), "--known-hosts", str(lab.known_hosts), db=db)
+    wait_for_job(db, "long")
+    time.sleep(1.5)
+    host.kill_sshd()
+    time.sleep(2)
+    host.start_sshd()
+    code, stderr = finish(proc)
+    assert code == 0, stderr
     assert "reconnecting" in stderr
     (run_row,) = Store(db).list_runs()
     results = Store(db).get_results(run_row["id"])
     assert [r.workload for r in results] == ["long", "after"]
     assert results[0].result.runtime_s == pytest.approx(5.0, abs=0.3)  # fio was not killed
-
-
-def _wait_for_job(db: Path, workload: str, status: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if db.exists():
-            store = Store(db)
-            for r in store.list_runs():
-                if any(j["workload"] == workload and j["status"] == status for j in store.get_jobs(r["id"])):
-                    return
-        time.sleep(0.1)
-    raise AssertionError(f"job {workload} never became {status}")
 
 
 def test_unreachable_host_fails_alone(lab: Lab, db: Path, tmp_path: Path) -> None:
@@ -231,20 +210,12 @@ def test_ctrl_c_on_a_remote_run_stops_fio_and_resume_finishes(lab: Lab, db: Path
         {"name": "first", "rw": "randread", "bs": "4k"},
         {"name": "long", "rw": "randread", "bs": "4k", "runtime": "30s"},
         {"name": "last", "rw": "randread", "bs": "4k"}])
-    env = {**os.environ, "DISKBENCH_DB": str(db), "CI": "true"}
-    proc = subprocess.Popen([sys.executable, "-m", "diskbench", "run", "--profile", str(profile),
-                             "--known-hosts", str(lab.known_hosts)], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        _wait_for_job(db, "long", "running")
-        time.sleep(2)
-        started = time.monotonic()
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130, stderr
+    proc = start_diskbench("run", "--profile", str(profile), "--known-hosts", str(lab.known_hosts), db=db)
+    wait_for_job(db, "long")
+    time.sleep(2)
+    started = time.monotonic()
+    code, stderr = finish(proc, signal.SIGINT, timeout=60)
+    assert code == 130, stderr
     assert time.monotonic() - started < 20  # fio was stopped on the host, not waited for
     assert "diskbench resume" in stderr
     assert subprocess.run(["pgrep", "-f", "diskbench-root/lab0"], capture_output=True).returncode == 1
