@@ -138,3 +138,17 @@ def test_schema_is_json_schema_and_printed_by_cli(tmp_path: Path) -> None:
     out = diskbench("profile-schema", db=tmp_path / "db.sqlite")
     assert out.returncode == 0
     assert json.loads(out.stdout)["properties"]["workloads"]["type"] == "array"
+
+
+def test_set_overrides(tmp_path: Path) -> None:
+    loaded = load_profile("l-series-nvme", ["machines[0].size=Standard_L32s_v2", "defaults.runtime=5s"])
+    assert loaded.profile.machines[0].size == "Standard_L32s_v2"
+    assert loaded.profile.defaults.runtime == "5s"
+    assert loaded.text.startswith("# ") and "Standard_L32s_v2" in loaded.text  # what the run records
+    out = diskbench("plan", "--profile", "l-series-nvme", "--set", "machines[0].size=Standard_L32s_v2",
+                    db=tmp_path / "db.sqlite")
+    assert out.returncode == 0 and "Standard_L32s_v2" in out.stdout
+    bad = diskbench("plan", "--profile", "local", "--set", "workloads[9].bs=4k", db=tmp_path / "db.sqlite")
+    assert bad.returncode == 2 and "has no 'workloads[9].bs'" in bad.stderr
+    worse = diskbench("plan", "--profile", "local", "--set", "workloads[0].bs=7q", db=tmp_path / "db.sqlite")
+    assert worse.returncode == 2 and "'7q' is not a block size" in worse.stderr

@@ -43,6 +43,8 @@ format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), defa
                              show_default=True, help="Output format.")
 profile_option = click.option("--profile", "-p", "profile", required=True, metavar="NAME|FILE",
                               help="A bundled profile name (see `diskbench profiles`) or a YAML file.")
+set_option = click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
+                          help="Override a profile value, e.g. machines[0].size=Standard_L32s_v2 (repeatable).")
 target_option = click.option("--target", "-t", "target", metavar="DIR",
                              help="Run in this existing directory instead of the profile's target.")
 
@@ -114,6 +116,7 @@ def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_i
 
 @cli.command()
 @profile_option
+@set_option
 @target_option
 @click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
               help="Run a profile without hosts on these SSH hosts (repeatable).")
@@ -125,7 +128,8 @@ def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_i
 @remote_options
 @format_option
 @pass_app
-def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...], repeats: int | None,
+def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
+        repeats: int | None,
         subscription: str | None, ssh_source: str | None, keep: bool, key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
         fmt: str) -> None:
@@ -133,7 +137,7 @@ def run(app: App, profile: str, target: str | None, destinations: tuple[str, ...
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep = repeats, keep
-    loaded = load_profile(profile)
+    loaded = load_profile(profile, overrides)
     _preflight(app, loaded.profile)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats)
@@ -202,12 +206,13 @@ def _target(target: str | None) -> str | None:
 
 @cli.command()
 @profile_option
+@set_option
 @target_option
 @click.option("--refresh-prices", is_flag=True, help="Fetch current VM prices from the Azure Retail Prices API.")
 @pass_app
-def plan(app: App, profile: str, target: str | None, refresh_prices: bool) -> None:
+def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, refresh_prices: bool) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
-    p = build_plan(load_profile(profile), target_dir=_target(target))
+    p = build_plan(load_profile(profile, overrides), target_dir=_target(target))
     machines = {m.name: m for m in p.profile.profile.machines}
     table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
                   title_justify="left")

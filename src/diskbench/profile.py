@@ -380,10 +380,38 @@ def resolve_profile_path(name_or_path: str) -> Path:
     )
 
 
-def load_profile(name_or_path: str) -> LoadedProfile:
+def load_profile(name_or_path: str, overrides: tuple[str, ...] | list[str] = ()) -> LoadedProfile:
+    """A profile, with ``--set key.path=value`` overrides applied (e.g. ``machines[0].size=...``)."""
     path = resolve_profile_path(name_or_path)
     text = path.read_text(encoding="utf-8")
+    if overrides:
+        text = apply_overrides(text, overrides, str(path))
     return LoadedProfile(profile=parse_profile(text, str(path)), path=str(path), text=text)
+
+
+_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
+
+
+def apply_overrides(text: str, overrides: tuple[str, ...] | list[str], filename: str) -> str:
+    """The profile text with each ``path=value`` set; the result is what the run records."""
+    data = yaml.safe_load(text)
+    for spec in overrides:
+        key, sep, raw = spec.partition("=")
+        parts = [m.group(1) or int(m.group(2)) for m in _PATH_PART.finditer(key.replace("].", "]"))]
+        if not sep or not parts:
+            raise ProfileError(f"--set {spec!r}: use KEY.PATH=VALUE, e.g. machines[0].size=Standard_L32s_v2")
+        node: Any = data
+        for part in parts[:-1]:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                raise ProfileError(f"--set {spec!r}: {filename} has no {key.rsplit('=', 1)[0]!r}") from None
+        try:
+            node[parts[-1]] = yaml.safe_load(raw)
+        except (IndexError, TypeError):
+            raise ProfileError(f"--set {spec!r}: {filename} has no {key!r}") from None
+    header = f"# {filename} with --set {' --set '.join(overrides)}\n"
+    return header + yaml.safe_dump(data, sort_keys=False)
 
 
 def parse_profile(text: str, filename: str = "<profile>") -> Profile:
