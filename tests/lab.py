@@ -72,7 +72,8 @@ class LabHost:
             f"PidFile {self.home}/sshd.pid\nAuthorizedKeysFile {self.lab.authorized_keys}\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\n"
-            "Subsystem sftp internal-sftp\nMaxStartups 100\n")
+            "Subsystem sftp internal-sftp\nMaxStartups 100\n"
+            f"SetEnv PATH={self.bin_dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
         Path("/run/sshd").mkdir(exist_ok=True)
         daemon = f"exec {SSHD} -D -e -f {config}"
         if self.fio_missing:  # hide fio from this host only: a bind mount in its own mount namespace
@@ -129,6 +130,19 @@ class LabHost:
         if self.proc is not None:
             self.proc.wait(timeout=10)
             self.proc = None
+
+    @property
+    def bin_dir(self) -> Path:
+        """First on the PATH of this host's SSH sessions; readable by every lab user."""
+        return self.lab.shared / f"host{self.index}-bin"
+
+    def add_command(self, name: str, script: str) -> Path:
+        """A command only this host has, e.g. a cloud-init that finishes after a while."""
+        self.bin_dir.mkdir(mode=0o755, exist_ok=True)
+        path = self.bin_dir / name
+        path.write_text("#!/bin/sh\n" + script)
+        path.chmod(0o755)
+        return path
 
     def install_host_key(self, private_openssh: str) -> None:
         """What cloud-init does with ssh_keys: replace the host key, restart sshd."""

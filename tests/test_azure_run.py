@@ -10,8 +10,10 @@ import base64
 import json
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,9 @@ machines:
 def cloud(lab: Lab) -> Iterator[tuple[FakeArm, Lab]]:
     lab.add_sudo_user("azureuser")
     host = lab.add_host()
+    # like Ubuntu's: `cloud-init status --wait` returns once the first boot is done (here: 2 s after boot)
+    marker = lab.shared / "cloud-init-done"
+    host.add_command("cloud-init", f'while [ ! -e {marker} ]; do sleep 0.2; done; echo "status: done"\n')
     arm = FakeArm(skus=_skus(), usages=[], vm_addresses=[host.address])
 
     def boot(vm: dict[str, Any], address: str) -> None:
@@ -54,6 +59,8 @@ def cloud(lab: Lab) -> Iterator[tuple[FakeArm, Lab]]:
         with open(lab.authorized_keys, "a") as fh:
             fh.write(keys[0]["keyData"] + "\n")
         target.install_host_key(data["ssh_keys"]["ed25519_private"])
+        assert data["packages"] == ["fio", "mdadm", "nvme-cli", "xfsprogs"]
+        threading.Timer(2.0, marker.touch).start()
 
     arm.on_vm_created = boot
     arm.start()
@@ -61,6 +68,10 @@ def cloud(lab: Lab) -> Iterator[tuple[FakeArm, Lab]]:
         yield arm, lab
     finally:
         arm.stop()
+
+
+def lab_shared(cloud: tuple[FakeArm, Lab]) -> Path:
+    return cloud[1].shared
 
 
 def _run(arm: FakeArm, tmp_path: Path, *args: str) -> Any:
@@ -77,6 +88,10 @@ def test_run_provisions_benchmarks_and_tears_down(cloud: tuple[FakeArm, Lab], tm
     doc = json.loads(out.stdout)
     assert [(r["host"], r["workload"]) for r in doc["results"]] == [("vm1", "rr")]
     assert "azure: deleted diskbench-" in out.stderr
+    assert out.stderr.index("waiting for SSH at") < out.stderr.index("[1/1] rr on dir:/var/tmp @ vm1: started")
+    # fio started only after cloud-init said it was done
+    started = Store(tmp_path / "db.sqlite").get_jobs(json.loads(out.stdout)["run"]["id"])[0]["started"]
+    assert datetime.fromisoformat(started).timestamp() >= (lab_shared(cloud) / "cloud-init-done").stat().st_mtime - 1
     assert arm.groups == {} and arm.resources == {}  # nothing left behind
     puts = {r.path.rsplit("/", 2)[-2]: r.body for r in arm.requests if r.method == "PUT" and "/providers/" in r.path}
     assert set(puts) == {"networkSecurityGroups", "virtualNetworks", "publicIPAddresses", "networkInterfaces",

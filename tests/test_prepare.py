@@ -127,8 +127,8 @@ def test_non_root_user_with_sudo(lab: Lab, db: Path, tmp_path: Path) -> None:
     target = {"disk": {"device": dev, "fs": "xfs"}}
     without = profile(tmp_path / "n.yaml", {**host.profile_host(targets=target), "user": user})
     out = diskbench("run", "--profile", str(without), "--known-hosts", str(lab.known_hosts), db=db)
-    # Without sudo the device cannot even be probed, and what cannot be checked is not written.
-    assert out.returncode == 1 and "cannot be probed, so may hold data" in out.stderr, out.stderr
+    # Without sudo the device cannot even be read, and what cannot be checked is not written.
+    assert out.returncode == 1 and "cannot be probed, so may hold data (not readable)" in out.stderr, out.stderr
     with_sudo = profile(tmp_path / "s.yaml",
                         {**host.profile_host(targets=target), "user": user, "sudo": True})
     out = diskbench("run", "--profile", str(with_sudo), "--known-hosts", str(lab.known_hosts), db=db)

@@ -100,9 +100,13 @@ class Preparer:
         for key in ("TYPE", "PTTYPE"):
             if key in fields:
                 reasons.append(f"carries a {fields[key]} signature")
-        if probe.returncode not in (0, 2):  # 2: nothing found
-            last = (probe.stderr.strip().splitlines() or [str(probe.returncode)])[-1]
-            reasons.append(f"cannot be probed, so may hold data ({last})")
+        # blkid says 2 both for "nothing found" and for a device it could not open: only an
+        # exit of 0 or a clean 2 on a readable device counts as looked at.
+        readable = self.ex.run(["test", "-r", dev], privileged=True).returncode == 0
+        errors = [ln for ln in probe.stderr.strip().splitlines() if "error" in ln.lower() or "denied" in ln.lower()]
+        if not readable or probe.returncode not in (0, 2) or errors:
+            last = (errors or probe.stderr.strip().splitlines() or [f"exit {probe.returncode}"])[-1]
+            reasons.append(f"cannot be probed, so may hold data ({last if readable else 'not readable'})")
         if dev in self.root_disks():
             reasons.append("holds the root filesystem")
         return reasons
