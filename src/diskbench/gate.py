@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape, quoteattr
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -192,8 +193,6 @@ def record(store: Store, result: GateResult) -> None:
 
 
 def to_junit(result: GateResult) -> str:
-    from xml.sax.saxutils import quoteattr
-
     cases = []
     for c in result.checks:
         name = quoteattr(f"{c.job} {c.direction} {c.metric}")
@@ -202,7 +201,7 @@ def to_junit(result: GateResult) -> str:
                   else c.reason)
         body = ""
         if c.verdict == "REGRESSED":
-            body = f"<failure message={quoteattr(detail)} type=\"REGRESSED\">{_esc(c.reason)}</failure>"
+            body = f"<failure message={quoteattr(detail)} type=\"REGRESSED\">{escape(c.reason)}</failure>"
         elif c.verdict == "ERROR":
             body = f"<error message={quoteattr(c.reason)} type=\"ERROR\"/>"
         elif c.verdict in ("LEARNING", "NOT_COMPARABLE", "INCONCLUSIVE"):
@@ -216,11 +215,6 @@ def to_junit(result: GateResult) -> str:
             f'tests="{len(result.checks)}" failures="{failures}" errors="{errors}" skipped="{skipped}">\n'
             + "\n".join(cases) + "\n</testsuite>\n")
 
-
-def _esc(text: str) -> str:
-    from xml.sax.saxutils import escape
-
-    return escape(text)
 
 
 def to_markdown(result: GateResult) -> str:

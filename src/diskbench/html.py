@@ -11,6 +11,7 @@ from . import __version__
 from .compare import METRICS, history
 from .model import PERCENTILES, TABLE_PERCENTILES, pkey
 from .render import environment
+from .report import NOT_REMOTE
 from .resources import templates_dir
 from .stats import Summary, summarize
 from .store import Store
@@ -20,7 +21,7 @@ HISTORY_RUNS = 60
 
 
 def _where(r: Summary, many_runs: bool) -> str:
-    place = r.target if r.host in ("local", "imported") else f"{r.host}/{r.target}"
+    place = r.target if r.host in NOT_REMOTE else f"{r.host}/{r.target}"
     return f"{r.run_id[-9:]} {place}" if many_runs else place
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from .errors import DiskbenchError
 from .model import GroupResult
-from .parse import extract_fio_document, parse_fio_document
+from .parse import parse_fio_text
 from .store import Store, StoredResult, now_iso
 
 IMPORT_TARGET = "imported"
@@ -40,12 +40,7 @@ def _rows(run_id: str, groups: list[GroupResult], host: str) -> list[StoredResul
 
 
 def import_fio(path: Path, *, store: Store | None, per_job: bool = False) -> Imported:
-    text = _read(path)
-    doc = extract_fio_document(text, str(path))
-    try:
-        groups = parse_fio_document(doc, per_job=per_job)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise DiskbenchError(f"{path}: unexpected fio JSON layout ({exc!r})") from None
+    doc, groups = parse_fio_text(_read(path), per_job=per_job, source=str(path))
     facts = {"fio_version": str(doc.get("fio version", "")).removeprefix("fio-"),
              "fio_time": doc.get("time"), "global_options": doc.get("global options"),
              "source_file": str(path.resolve())}

@@ -188,11 +188,17 @@ def parse_fio_document(doc: dict[str, Any], *, per_job: bool = False) -> list[Gr
     return results
 
 
-def parse_fio_output(text: str, *, per_job: bool = False, source: str = "fio output") -> list[GroupResult]:
+def parse_fio_text(text: str, *, per_job: bool = False,
+                   source: str = "fio output") -> tuple[dict[str, Any], list[GroupResult]]:
+    """The fio document found in ``text`` and its results; errors name ``source``."""
     doc = extract_fio_document(text, source)
     try:
-        return parse_fio_document(doc, per_job=per_job)
+        return doc, parse_fio_document(doc, per_job=per_job)
     except ParseError as exc:
         raise ParseError(f"{source}: {exc.message}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ParseError(f"{source}: unexpected fio JSON layout ({exc!r})") from None
+
+
+def parse_fio_output(text: str, *, per_job: bool = False, source: str = "fio output") -> list[GroupResult]:
+    return parse_fio_text(text, per_job=per_job, source=source)[1]

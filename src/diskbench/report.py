@@ -17,7 +17,7 @@ from .store import StoredResult
 SCHEMA = "diskbench.results/1"
 FORMATS = ("table", "json", "markdown", "csv")
 MIB = 1024.0 * 1024.0
-_NOT_REMOTE = ("local", "imported")
+NOT_REMOTE = ("local", "imported")  # hosts shown without a host prefix
 _RUN_KEYS = ("id", "profile", "origin", "started", "finished", "status")
 
 
@@ -62,7 +62,7 @@ def _has_repeats(rows: Sequence[StoredResult]) -> bool:
 
 
 def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
-    remote = any(r.host not in _NOT_REMOTE for r in results)
+    remote = any(r.host not in NOT_REMOTE for r in results)
     many_targets = len({(r.host, r.target) for r in results}) > 1 or remote
     inexact = any(r.result.clat and not r.result.clat.exact for r in results)
     return many_targets, inexact
@@ -73,7 +73,7 @@ def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]
     pct = d.clat.percentiles if d.clat else {}
     row = [r.workload]
     if with_target:
-        row.append(r.target if r.host in _NOT_REMOTE else f"{r.host}:{r.target}")
+        row.append(r.target if r.host in NOT_REMOTE else f"{r.host}:{r.target}")
     mark = "" if not d.clat or d.clat.exact else "~"
     row += [d.direction, _fmt(d.iops, 0), _fmt(d.bw_bytes_per_s / MIB, 1)]
     row += [mark + _fmt(pct.get(pkey(p))) for p in TABLE_PERCENTILES]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .model import DirectionResult, Latency
 from .store import StoredResult
@@ -65,9 +65,8 @@ def summarize(results: Sequence[StoredResult]) -> list[Summary]:
             runtime_s=median([r.result.runtime_s for r in rs]),
             clat=_median_latency([r.result.clat for r in rs if r.result.clat]),
         )
-        base = replace(first, result=result, job_key=key, repeat=0,
-                       errors=sorted({e for r in rs for e in r.errors}),
-                       notes=sorted({n for r in rs for n in r.notes}))
-        out.append(Summary(**{f: getattr(base, f) for f in StoredResult.__dataclass_fields__},
-                           n=len(rs), iops_cv=cv(iops)))
+        kept = {f: getattr(first, f) for f in StoredResult.__dataclass_fields__}
+        kept.update(result=result, job_key=key, repeat=0, errors=sorted({e for r in rs for e in r.errors}),
+                    notes=sorted({n for r in rs for n in r.notes}))
+        out.append(Summary(**kept, n=len(rs), iops_cv=cv(iops)))
     return out
