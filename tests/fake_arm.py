@@ -38,6 +38,7 @@ class FakeArm:
     # "METHOD path-regex" -> [status, body, how many times (None: always)]
     faults: dict[str, list[Any]] = field(default_factory=dict)
     poll_delay: float = 0.0  # seconds each async-operation poll takes, to make creation slow
+    slow_vm: tuple[int, float] | None = None  # (polls, seconds each) for VM creation only
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)  # lower-case id -> resource
     vm_addresses: list[str] = field(default_factory=list)  # public IPs handed out, in order
     create_polls: int = 2  # in-progress answers of a create before it succeeds
@@ -183,7 +184,8 @@ class FakeArm:
         resource = {**body, "id": rid, "name": name, "type": f"{namespace}/{rtype}", "properties": props}
         self.resources[key] = resource
         op = uuid.uuid4().hex
-        self._ops[op] = {"resource": key, "left": self.create_polls, "type": rtype.lower()}
+        polls = self.slow_vm[0] if self.slow_vm and rtype.lower() == "virtualmachines" else self.create_polls
+        self._ops[op] = {"resource": key, "left": polls, "type": rtype.lower()}
         region = body.get("location", "westeurope")
         url = f"{self.url}/subscriptions/{SUB}/providers/{namespace}/locations/{region}/asyncoperations/{op}"
         return 201, resource, {"Azure-AsyncOperation": url + "?api-version=2024-01-01", "retry-after-ms": "5"}
@@ -220,9 +222,10 @@ class FakeArm:
         return None
 
     def _async(self, op: str) -> tuple[int, Any, dict[str, str]]:
-        if self.poll_delay:
-            time.sleep(self.poll_delay)
         state = self._ops[op]
+        delay = self.slow_vm[1] if self.slow_vm and state["type"] == "virtualmachines" else self.poll_delay
+        if delay:
+            time.sleep(delay)
         resource = self.resources.get(state["resource"])
         if state["left"] > 0:
             state["left"] -= 1

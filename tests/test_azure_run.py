@@ -145,7 +145,7 @@ def _until(check: Any, timeout: float = 60) -> None:
 def test_ctrl_c_at_every_stage_leaves_nothing(cloud: tuple[FakeArm, Lab], tmp_path: Path, stage: str) -> None:
     arm, lab = cloud
     if stage == "provisioning":
-        arm.create_polls, arm.poll_delay = 400, 0.02
+        arm.slow_vm = (2000, 0.02)  # the VM takes long to create; the network does not
     if stage == "waiting for SSH":
         lab.hosts[0].kill_sshd()
         arm.on_vm_created = lambda vm, address: None  # the VM never answers SSH
