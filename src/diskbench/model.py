@@ -51,6 +51,30 @@ class Latency:
 
 
 @dataclass
+class Series:
+    """Per-interval figures of one direction (fio interval logs, DiskSpd ``-D``): rate over time.
+
+    Each list has one value per interval; ``None`` where the engine gave no value for it.
+    """
+
+    interval_s: float
+    iops: list[float]
+    bw_bytes_per_s: list[float] | None = None
+    lat_mean_us: list[float | None] | None = None
+    source: str = ""  # how the engine produced it, e.g. "fio iops log", "diskspd -D"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"interval_s": self.interval_s, "iops": self.iops, "bw_bytes_per_s": self.bw_bytes_per_s,
+                "lat_mean_us": self.lat_mean_us, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Series:
+        return cls(interval_s=float(data["interval_s"]), iops=list(data["iops"]),
+                   bw_bytes_per_s=data.get("bw_bytes_per_s"), lat_mean_us=data.get("lat_mean_us"),
+                   source=data.get("source", ""))
+
+
+@dataclass
 class DirectionResult:
     direction: str
     iops: float
@@ -59,6 +83,7 @@ class DirectionResult:
     io_bytes: int
     runtime_s: float
     clat: Latency | None
+    series: Series | None = None  # per-interval rates, when the engine recorded them
 
 
 @dataclass
