@@ -1,1 +1,0 @@
-"""The Azure side: credentials, size and quota checks, resource groups, cleanup."""
