@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from diskbench.executor import Completed, Executor
+from diskbench.executors.base import Completed, Executor
 
 
 class FakeExecutor(Executor):
@@ -21,6 +21,8 @@ class FakeExecutor(Executor):
         for prefix, (rc, out) in self.answers.items():
             if line.startswith(prefix):
                 return Completed(argv, rc, out, "")
+        if argv[:2] == ["sh", "-c"] and argv[2].startswith("command -v "):
+            return Completed(argv, 0, f"/usr/bin/{argv[2].split()[-1]}\n", "")  # every tool is there
         return Completed(argv, 1, "", f"{argv[0]}: not scripted")
 
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
@@ -28,23 +30,11 @@ class FakeExecutor(Executor):
                workdir: str | None = None) -> int:
         raise NotImplementedError
 
-    def which(self, program: str) -> str | None:
-        return f"/usr/bin/{program}"
-
     def write_text(self, path: str, text: str) -> None:
         raise NotImplementedError
 
     def fetch(self, path: str, dest: Path) -> bool:
         return False
-
-    def make_scratch_dir(self, near: str | None = None) -> str:
-        return "/var/tmp/diskbench-scratch-x"
-
-    def remove_tree(self, path: str) -> None:
-        self.calls.append(f"rm -rf {path}")
-
-    def is_dir(self, path: str) -> bool:
-        return True
 
     def workspace(self, local_dir: Path) -> str:
         return str(local_dir)

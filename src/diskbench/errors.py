@@ -1,12 +1,33 @@
-"""One error base class: its message is what the user sees, on one line, without a traceback."""
+"""One error base class whose message users see, and the one table of exit codes.
+
+Every exit code diskbench uses is here, so scripts can tell "the run failed" from "the
+profile is wrong" from "the gate found a regression" without reading stderr. The gate's
+verdict codes (3, 4) mean nothing else; ``gate`` maps any failure before a verdict to 3.
+"""
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Exit(IntEnum):
+    """diskbench's exit codes (documented in the README's table)."""
+
+    OK = 0
+    FAILED = 1  # the work failed: a run failed or ended partial, a host, engine or cloud error; gate REGRESSED
+    USAGE = 2  # bad input: arguments, a profile, a policy or input file
+    GATE_ERROR = 3  # gate: no verdict (the gated run failed, or the gate itself could not judge)
+    GATE_INCONCLUSIVE = 4  # gate --strict: the baseline or the run is too noisy to judge
+    UNAVAILABLE = 5  # an engine, provider or platform the profile needs is not installed
+    REFUSED = 6  # the safety rule: a device holds data and was not named under destroy_data_on
+    SOFTWARE = 70  # a bug in diskbench (EX_SOFTWARE); shown with a request to report it
+    INTERRUPTED = 130  # Ctrl-C or SIGTERM
 
 
 class DiskbenchError(Exception):
     """An error caused by input or environment, shown to the user as ``error: <message>``."""
 
-    exit_code = 1
+    exit_code: int = Exit.FAILED
 
     def __init__(self, message: str, *, hint: str | None = None) -> None:
         super().__init__(message)
@@ -20,7 +41,7 @@ class DiskbenchError(Exception):
 class ProfileError(DiskbenchError):
     """A profile that cannot be read or does not validate."""
 
-    exit_code = 2
+    exit_code = Exit.USAGE
 
 
 class ParseError(DiskbenchError):
@@ -35,7 +56,22 @@ class ExecutionError(DiskbenchError):
     """A benchmark could not be started or did not finish."""
 
 
-class ProviderUnavailable(DiskbenchError):
-    """The profile needs a machine provider this diskbench does not have yet."""
+class Unavailable(DiskbenchError):
+    """The profile needs an engine, provider or platform this diskbench does not have."""
 
-    exit_code = 3
+    exit_code = Exit.UNAVAILABLE
+
+
+ProviderUnavailable = Unavailable  # the name earlier code used
+
+
+class SafetyError(DiskbenchError):
+    """A device holds data and was not named under destroy_data_on."""
+
+    exit_code = Exit.REFUSED
+
+
+class Interrupted(DiskbenchError):
+    """The run was stopped by Ctrl-C or SIGTERM; what finished is kept."""
+
+    exit_code = Exit.INTERRUPTED

@@ -1,4 +1,8 @@
-"""Bring fio output that someone ran by hand into the store, like a run."""
+"""Bring engine output that someone ran by hand into the store, like a run.
+
+The engine is recognized from the file itself (each engine says whether a text looks like its
+output); a file no engine recognizes gets the default engine's own explanation.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import registry
 from .errors import DiskbenchError
 from .model import GroupResult
-from .parse import parse_fio_text
 from .store import Store, StoredResult, now_iso
 
 IMPORT_TARGET = "imported"
@@ -39,11 +43,19 @@ def _rows(run_id: str, groups: list[GroupResult], host: str) -> list[StoredResul
     ]
 
 
-def import_fio(path: Path, *, store: Store | None, per_job: bool = False) -> Imported:
-    doc, groups = parse_fio_text(_read(path), per_job=per_job, source=str(path))
-    facts = {"fio_version": str(doc.get("fio version", "")).removeprefix("fio-"),
-             "fio_time": doc.get("time"), "global_options": doc.get("global options"),
-             "source_file": str(path.resolve())}
+def engine_for(text: str) -> str:
+    """The engine whose output ``text`` looks like (the default engine when none claims it)."""
+    for name in registry.engines.names():
+        if registry.engines.get(name).sniff(text):
+            return name
+    return registry.default_engine()
+
+
+def import_file(path: Path, *, store: Store | None, per_job: bool = False) -> Imported:
+    text = _read(path)
+    parsed = registry.engines.get(engine_for(text)).parse(text, source=str(path), per_job=per_job)
+    groups = parsed.groups
+    facts = {**parsed.facts, "source_file": str(path.resolve())}
     errors = [e for g in groups for e in g.errors]
     status = "partial" if errors else "completed"
     profile = f"import:{path.name}"

@@ -1,4 +1,10 @@
-"""profile -> plan: which job runs where, and how long it should take, before anything runs."""
+"""profile -> plan: the units of work, where they run, and how long they take, before anything runs.
+
+A unit of work (``PlannedJob``) is one engine run. Usually that is one workload on one target
+of one machine; a workload with ``sections`` runs several jobs at once on several targets of
+one machine (one engine run, like Azure's ``fioreadwrite.ini``), and a unit may span several
+machines (one job driven from many clients at once).
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,40 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .errors import ProfileError, ProviderUnavailable
-from .profile import Host, LoadedProfile, Machine, Target, Workload
+from .errors import ProfileError
+from .profile import Host, LoadedProfile, MachineBase, TargetModel, Workload
+from .profile.targets import directory as dir_target
 from .units import parse_duration, parse_size
 
-LOCAL = "local"
-SSH = "ssh"
+LOCAL = "local"  # the provider of the machine diskbench runs on
+STATIC = "static"  # the provider of hosts that already exist (profile hosts:, --host)
 _ASSUMED_LAYOUT_BYTES_PER_S = 200 * 1024**2  # a cautious guess for laying out test files
 _STARTUP_S = 1.0
 
 
+@dataclass(frozen=True)
+class PlannedSection:
+    """One job of a unit: the workload it runs and the target it runs on."""
+
+    workload: Workload
+    target_name: str
+    target: TargetModel
+
+    @property
+    def target_label(self) -> str:
+        return self.target_name or self.target.label
+
+
 @dataclass
 class PlannedJob:
+    """One unit of work: one engine run (see the module docstring)."""
+
     seq: int
     profile: str
     workload: Workload
     machine: str
     provider: str
-    target: Target
+    target: TargetModel
     expected_s: float
     target_name: str = ""
     host: Host | None = None
@@ -31,11 +53,21 @@ class PlannedJob:
     repeat: int = 1
     repeats: int = 1
     machine_spec: dict[str, Any] | None = None
-    azure: Machine | None = None
+    entry: MachineBase | None = None  # the provider's machine, for machines a provider creates
+    sections: list[PlannedSection] = field(default_factory=list)  # several jobs at once (else empty)
+    machines: list[str] = field(default_factory=list)  # several machines at once (else empty)
+    engine: str = ""
 
     @property
     def target_label(self) -> str:
+        if self.sections:
+            return "+".join(dict.fromkeys(s.target_label for s in self.sections))
         return self.target_name or self.target.label
+
+    @property
+    def parts(self) -> list[PlannedSection]:
+        """The jobs of this unit: its sections, or the one workload on the one target."""
+        return self.sections or [PlannedSection(self.workload, self.target_name, self.target)]
 
     @property
     def base_key(self) -> str:
@@ -70,6 +102,8 @@ class PlannedJob:
             out["machine_spec"] = self.machine_spec
         if self.host is not None:
             out["host"] = {"address": self.host.address, "port": self.host.port}
+        if self.sections:
+            out["sections"] = [{"name": s.workload.name, "target": s.target_label} for s in self.sections]
         return out
 
 
@@ -91,18 +125,11 @@ class Plan:
     def machines(self) -> list[str]:
         return list(dict.fromkeys(j.machine for j in self.jobs))
 
-    def require_runnable(self, providers: tuple[str, ...] = (LOCAL, SSH)) -> None:
-        """Refuse plans whose machines need a provider this run does not have."""
-        remote = sorted({j.machine for j in self.jobs if j.provider not in providers})
-        if remote:
-            raise ProviderUnavailable(
-                f"profile {self.profile.profile.name!r}: machines {', '.join(remote)} need the "
-                "Azure provider, which this diskbench does not have yet",
-                hint=f"`diskbench plan --profile {self.profile.profile.name}` shows what would run",
-            )
+    def providers(self) -> list[str]:
+        return list(dict.fromkeys(j.provider for j in self.jobs))
 
 
-def expected_seconds(w: Workload, target: Target | None = None) -> float:
+def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
     runtime = parse_duration(w.runtime or 0)
     ramp = parse_duration(w.ramp_time or 0)
     layout_bytes = parse_size(w.size or 0) * (w.numjobs or 1)
@@ -114,46 +141,94 @@ def expected_seconds(w: Workload, target: Target | None = None) -> float:
     return _STARTUP_S + ramp + runtime + layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S + extra
 
 
+def _sections(w: Workload, targets: dict[str, TargetModel], default: str) -> list[PlannedSection]:
+    out = []
+    for s in w.sections or []:
+        name = s.target or default
+        if name not in targets:
+            raise ProfileError(f"workload {w.name!r}: section {s.name!r} names target {name!r}, which this "
+                               f"machine does not have (it has {', '.join(targets) or 'none'})")
+        out.append(PlannedSection(w.for_section(s), name, targets[name]))
+    return out
+
+
+def _engine_of(job: PlannedJob) -> str:
+    """The unit's engine, after it has said it can run every job of the unit as written."""
+    from . import registry
+
+    name = job.workload.engine or registry.default_engine()
+    engine = registry.engines.get(name)
+    problems = [(part.workload.name, key, why) for part in job.parts
+                for key, why in engine.check_workload(part.workload)]
+    if problems:
+        text = "; ".join(f"{key}: {why}" for _, key, why in problems)
+        raise ProfileError(f"workload {problems[0][0]!r} cannot run with {name}: {text}")
+    return name
+
+
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
-               repeats: int | None = None) -> Plan:
-    """Expand a profile into jobs. ``hosts`` runs a profile without hosts on the given ones.
+               repeats: int | None = None, workloads: list[str] | None = None) -> Plan:
+    """Expand a profile into units. ``hosts`` runs a profile without hosts on the given ones.
 
-    Sweeps give one job per value; repeats run the whole list N times, interleaved (all jobs
+    Sweeps give one unit per value; repeats run the whole list N times, interleaved (all jobs
     once, then all again), so a slow drift of the disk spreads over every job alike.
+    ``workloads`` keeps only the named workloads.
     """
     profile = loaded.profile
     plan = Plan(profile=loaded, destroy_data_on=[*profile.destroy_data_on, *(destroy_data_on or [])])
-    resolved = {w.name: profile.expand(w) for w in profile.workloads}
+    unknown = sorted(set(workloads or []) - {w.name for w in profile.workloads})
+    if unknown:
+        raise ProfileError(f"profile {profile.name!r} has no workload {', '.join(map(repr, unknown))}",
+                           hint=f"its workloads: {', '.join(w.name for w in profile.workloads)}")
+    resolved = {w.name: profile.expand(w) for w in profile.workloads if not workloads or w.name in workloads}
     once: list[PlannedJob] = []
 
-    def add(name: str, machine: str, provider: str, target: Target, target_name: str = "",
-            host: Host | None = None, spec: dict[str, Any] | None = None, azure: Machine | None = None) -> None:
-        for w, sweep in resolved[name]:
-            if w.targets is None or not target_name or target_name in w.targets:
+    def add(name: str, machine: str, provider: str, targets: dict[str, TargetModel], target_name: str,
+            host: Host | None = None, spec: dict[str, Any] | None = None, entry: MachineBase | None = None) -> None:
+        target = targets[target_name]
+        for w, sweep in resolved.get(name, []):
+            if w.sections:
+                if target_name != next(iter(targets)):
+                    continue  # a unit with sections runs once per machine, on the targets it names
+                sections = _sections(w, targets, target_name)
+                first = sections[0]
+                expected = max(expected_seconds(s.workload, s.target) for s in sections)
+                once.append(PlannedJob(0, profile.name, w, machine, provider, first.target, expected,
+                                       first.target_name, host, sweep, machine_spec=spec, entry=entry,
+                                       sections=sections))
+            elif w.targets is None or not target_name or target_name in w.targets:
                 once.append(PlannedJob(0, profile.name, w, machine, provider, target,
                                        expected_seconds(w, target), target_name, host, sweep,
-                                       machine_spec=spec, azure=azure))
+                                       machine_spec=spec, entry=entry))
 
     if hosts and (profile.machines or profile.hosts):
         raise ProfileError(f"profile {profile.name!r} names its own machines or hosts; "
                            "--host applies to profiles without them")
     if hosts:
-        target = Target(dir=target_dir) if target_dir else profile.target
+        target = dir_target(target_dir) if target_dir else profile.target
         hosts = [h.model_copy(update={"targets": {target.label: target}}) for h in hosts]
     for host in hosts or profile.hosts:
-        for target_name, target in host.targets.items():
+        for target_name in host.targets:
             for name in host.workloads or list(resolved):
-                add(name, host.name, SSH, target, target_name, host)
-    for machine in profile.machines:
-        spec = machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
-        for target_name, target in machine.named_targets().items():
+                add(name, host.name, STATIC, dict(host.targets), target_name, host)
+    for machine in profile.machine_entries:
+        from . import registry
+
+        spec = registry.providers.get(machine.provider).spec(machine)
+        named = machine.named_targets()
+        for target_name in named:
             for name in machine.workloads or list(resolved):
-                add(name, machine.name, machine.provider, target, target_name, spec=spec, azure=machine)
+                add(name, machine.name, machine.provider, dict(named), target_name, spec=spec, entry=machine)
     if not (profile.machines or profile.hosts or hosts):
-        target = Target(dir=target_dir) if target_dir else profile.target
+        target = dir_target(target_dir) if target_dir else profile.target
         for name in resolved:
-            add(name, LOCAL, LOCAL, target)
+            add(name, LOCAL, LOCAL, {"": target}, "")
+    engines: dict[str, str] = {}
+    for job in once:
+        if job.workload.name not in engines:
+            engines[job.workload.name] = _engine_of(job)
+        job.engine = engines[job.workload.name]
     n = repeats or profile.repeats
     for rep in range(1, n + 1):
         for job in once:

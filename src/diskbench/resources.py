@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import jinja2
 
 _PKG = Path(__file__).resolve().parent
 
@@ -22,3 +26,17 @@ def templates_dir() -> Path:
 
 def profiles_dir() -> Path:
     return _locate("profiles")
+
+
+def environment(template_dir: Path | None = None, *, html: bool = False) -> jinja2.Environment:
+    """Strict templates (an undefined name is an error): job files verbatim, HTML escaped."""
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(template_dir or templates_dir())),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=html,
+    )

@@ -12,12 +12,15 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from .units import human_seconds
+
+if TYPE_CHECKING:
+    from .runner.progress import JobTracker
 
 PLAIN_STATUS_EVERY_S = 10.0
 
@@ -106,7 +109,7 @@ class UI:
 
     @contextmanager
     def job(self, index: int, total: int, label: str, expected_s: float,
-            remaining_s: float) -> Iterator[JobProgress]:
+            remaining_s: float) -> Iterator[JobTracker]:
         label = f"[{index}/{total}] {label}"
         eta = f" (about {human_seconds(remaining_s)} left in the run)" if remaining_s else ""
         progress = self.progress
@@ -119,6 +122,6 @@ class UI:
             if progress is not None and task is not None:
                 progress.remove_task(task)
 
-    def job_done(self, tracker: JobProgress, summary: str) -> None:
+    def job_done(self, tracker: JobTracker, summary: str) -> None:
         elapsed = human_seconds(time.monotonic() - tracker.started)
         self.line(f"{tracker.label}: {summary} ({elapsed})")

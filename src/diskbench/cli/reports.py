@@ -7,32 +7,31 @@ import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.table import Table
 
-from .cli import App, cli, pass_app
-from .compare import METRICS, CompareRow, compare, history, worse_by
-from .errors import DiskbenchError
-from .gate import gate, load_policy, record, to_junit
-from .gate import to_markdown as gate_markdown
-from .html import build_report
+from .app import App, pass_app
+
+if TYPE_CHECKING:
+    from ..reports.compare import CompareRow
 
 
-@cli.command()
+@click.command()
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
 @click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), help="File to write.")
 @click.option("--no-history", is_flag=True, help="Leave out the history charts.")
 @pass_app
 def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool) -> None:
     """Write one self-contained HTML report (tables and charts, works offline)."""
+    from ..reports.html import build_report
+
     text = build_report(app.store(), list(run_ids), with_history=not no_history)
     Path(html_file).write_text(text, encoding="utf-8")
     app.ui.line(f"wrote {html_file} ({len(text) / 1024:,.0f} KiB)")
 
 
-@cli.command("compare")
+@click.command("compare")
 @click.argument("run_ids", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN...]")
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
               show_default=True)
@@ -42,6 +41,9 @@ def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool)
 @pass_app
 def compare_cmd(app: App, run_ids: tuple[str, ...], fmt: str, fail_on: tuple[str, ...]) -> None:
     """Runs side by side per job and direction: values, ratios, and whether it beats the noise."""
+    from ..errors import DiskbenchError
+    from ..reports.compare import compare, worse_by
+
     if len(run_ids) < 2:
         raise click.UsageError("compare needs at least two runs")
     limits = _fail_on(fail_on)
@@ -59,6 +61,8 @@ def compare_cmd(app: App, run_ids: tuple[str, ...], fmt: str, fail_on: tuple[str
 
 
 def _fail_on(specs: tuple[str, ...]) -> dict[str, float]:
+    from ..reports.compare import METRICS
+
     out = {}
     for spec in specs:
         metric, _, pct = spec.partition(":")
@@ -72,6 +76,8 @@ def _fail_on(specs: tuple[str, ...]) -> dict[str, float]:
 
 
 def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow], fmt: str) -> None:
+    from rich.table import Table
+
     head = ["job", "dir", "metric"] + [f"run {i + 1}" for i in range(len(runs))] + [
         f"ratio {i + 1}/1" for i in range(1, len(runs))] + ["n"]
     body = []
@@ -102,7 +108,7 @@ def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow],
     app.ui.print(table)
 
 
-@cli.command("history")
+@click.command("history")
 @click.option("--workload", "-w", help="Only this workload (or sweep base name).")
 @click.option("--target", "-t", help="Only this target label.")
 @click.option("--last", "last", type=click.IntRange(min=1), default=20, show_default=True,
@@ -110,6 +116,11 @@ def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow],
 @pass_app
 def history_cmd(app: App, workload: str | None, target: str | None, last: int) -> None:
     """One job's values over time (the HTML report draws them as a line chart)."""
+    from rich.table import Table
+
+    from ..errors import DiskbenchError
+    from ..reports.compare import history
+
     found = history(app.store(), workload=workload, target=target, last=last)
     if not found:
         raise DiskbenchError("no stored results match", hint="see `diskbench runs`")
@@ -129,7 +140,7 @@ def _num(v: float | None, digits: int) -> str:
     return "-" if v is None else f"{v:,.{digits}f}"
 
 
-@cli.command("gate")
+@click.command("gate")
 @click.argument("run_id")
 @click.option("--policy", type=click.Path(dir_okay=False), help="gate.yaml with thresholds and windows.")
 @click.option("--strict", is_flag=True, help="INCONCLUSIVE (too noisy) exits 4 instead of 0.")
@@ -141,8 +152,16 @@ def _num(v: float | None, digits: int) -> str:
 def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file: str | None,
              junit_file: str | None, md_file: str | None) -> None:
     """Gate a run against the last accepted runs of the same testbed (exit 0/1/3/4)."""
-    store = app.store()
-    result = gate(store, run_id, load_policy(policy))
+    from ..errors import DiskbenchError, Exit
+    from ..reports.gate import gate, load_policy, record, to_junit
+    from ..reports.gate import to_markdown as gate_markdown
+
+    try:
+        store = app.store()
+        result = gate(store, run_id, load_policy(policy))
+    except DiskbenchError as exc:
+        exc.exit_code = Exit.GATE_ERROR  # no verdict could be reached: never mistaken for REGRESSED
+        raise
     record(store, result)
     for path, text in ((json_file, json.dumps(result.to_json(), indent=2) + "\n"),
                        (junit_file, to_junit(result)), (md_file, gate_markdown(result))):
@@ -164,7 +183,7 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
         sys.exit(code)
 
 
-@cli.command()
+@click.command()
 @click.argument("run_id")
 @pass_app
 def accept(app: App, run_id: str) -> None:

@@ -1,8 +1,4 @@
-"""Where commands run. One seam: local today, SSH and others plug in here.
-
-The runner only speaks to an Executor, so a job runs the same way on this machine and on a
-remote host; an executor decides how to keep a long fio alive and how to stream its status.
-"""
+"""This machine, through subprocess."""
 
 from __future__ import annotations
 
@@ -11,71 +7,13 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
-from .errors import ExecutionError
-
-
-@dataclass
-class Completed:
-    argv: list[str]
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-class Executor(ABC):
-    """Run commands and move files on one host."""
-
-    name: str
-
-    @abstractmethod
-    def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
-        """Run a short command to completion and capture its output.
-
-        ``privileged`` steps (mkfs, mount, fio on devices) get sudo where the host asks for it.
-        """
-
-    @abstractmethod
-    def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
-               stdout_path: Path, stderr_path: Path, privileged: bool = False,
-               workdir: str | None = None) -> int:
-        """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams."""
-
-    @abstractmethod
-    def which(self, program: str) -> str | None: ...
-
-    @abstractmethod
-    def write_text(self, path: str, text: str) -> None: ...
-
-    @abstractmethod
-    def fetch(self, path: str, dest: Path) -> bool:
-        """Copy a host file into the local artifacts; False if it does not exist."""
-
-    @abstractmethod
-    def make_scratch_dir(self, near: str | None = None) -> str: ...
-
-    @abstractmethod
-    def remove_tree(self, path: str) -> None: ...
-
-    @abstractmethod
-    def is_dir(self, path: str) -> bool: ...
-
-    @abstractmethod
-    def workspace(self, local_dir: Path) -> str:
-        """Where this host keeps a job's files (job file, fio output) for ``local_dir``."""
-
-    def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections."""
-
-    def interrupt(self) -> None:  # noqa: B027 - optional hook
-        """Stop the long command running now (from another thread), as Ctrl-C would."""
+from ..errors import ExecutionError
+from .base import Completed, Executor
 
 
 class LocalExecutor(Executor):
@@ -83,8 +21,7 @@ class LocalExecutor(Executor):
 
     name = "local"
 
-    def __init__(self, scratch_base: str | None = None) -> None:
-        self.scratch_base = scratch_base
+    def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def interrupt(self) -> None:
@@ -126,9 +63,6 @@ class LocalExecutor(Executor):
                 watchdog.cancel()
                 self._proc = None
 
-    def which(self, program: str) -> str | None:
-        return shutil.which(program)
-
     def write_text(self, path: str, text: str) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
@@ -140,17 +74,6 @@ class LocalExecutor(Executor):
         if src.resolve() != dest.resolve():
             shutil.copyfile(src, dest)
         return True
-
-    def make_scratch_dir(self, near: str | None = None) -> str:
-        base = Path(near or self.scratch_base or tempfile.gettempdir())
-        base.mkdir(parents=True, exist_ok=True)
-        return tempfile.mkdtemp(prefix="diskbench-scratch-", dir=base)
-
-    def remove_tree(self, path: str) -> None:
-        shutil.rmtree(path, ignore_errors=True)
-
-    def is_dir(self, path: str) -> bool:
-        return Path(path).is_dir()
 
     def workspace(self, local_dir: Path) -> str:
         return str(local_dir)  # this host: write straight into the artifacts

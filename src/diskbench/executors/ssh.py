@@ -1,22 +1,18 @@
-"""Remote Linux hosts over SSH (paramiko): one connection per host, fio detached on the host.
+"""Remote hosts over SSH (paramiko): one connection per host, long commands detached on the host.
 
-fio runs under ``setsid`` with its output, status and exit code in files on the host, so a
-dropped connection neither kills nor loses the run: diskbench reconnects and follows the files
-again from where it left off (``tail --pid`` ends the moment fio's wrapper exits).
+A long command (fio) runs detached with its output, status and exit code in files on the host
+(how, is the host platform's shell's business), so a dropped connection neither kills nor loses
+the run: diskbench reconnects and follows the files again from where it left off.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import getpass
-import hashlib
 import io
 import logging
 import os
-import shlex
 import socket
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,9 +20,11 @@ from typing import Any
 
 import paramiko
 
-from .errors import ExecutionError
-from .executor import Completed, Executor
-from .profile import Host
+from ..errors import ExecutionError
+from ..platforms.base import Shell
+from ..profile import Host
+from .base import Completed, Executor
+from .hostkeys import HostKeyError, HostKeyTrust, VerifyBeforeAuth
 
 RECONNECT_EVERY_S = 1.0
 KILLED = -9
@@ -36,97 +34,26 @@ logging.getLogger("paramiko").propagate = False
 _TRANSIENT = (paramiko.SSHException, socket.error, EOFError, OSError)
 
 
-class HostKeyError(ExecutionError):
-    """The host's key is unknown, changed, or not the pinned one."""
-
-
-def fingerprint(key: paramiko.PKey) -> str:
-    """OpenSSH's SHA256 fingerprint, as ``ssh-keygen -lf`` prints it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
-
-
-class HostKeyTrust:
-    """Known hosts: the user's known_hosts, diskbench's own record, and pinned fingerprints.
-
-    Unknown keys are refused unless ``accept_new`` is set; then the first key seen is recorded
-    (in diskbench's known-hosts file and the run) and a different key later is refused.
-    """
-
-    def __init__(self, *, known_hosts: str | None = None, diskbench_known_hosts: Path | None = None,
-                 accept_new: bool = False) -> None:
-        self.known_hosts = Path(known_hosts or os.path.expanduser("~/.ssh/known_hosts"))
-        self.own = diskbench_known_hosts
-        self.accept_new = accept_new
-        self.seen: dict[str, str] = {}  # "[addr]:port" -> fingerprint, for the run record
-        self._lock = threading.Lock()
-
-    def host_keys(self) -> paramiko.HostKeys:
-        keys = paramiko.HostKeys()
-        for path in (self.known_hosts, self.own):
-            if path is not None and path.is_file():
-                keys.load(str(path))
-        return keys
-
-    def verify(self, host: Host, key: paramiko.PKey) -> None:
-        name = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
-        got = fingerprint(key)
-        with self._lock:
-            self.seen[name] = got
-        if host.host_key:
-            if got != host.host_key:
-                raise HostKeyError(f"{host.name}: host key {got} is not the pinned {host.host_key}",
-                                   hint="someone may be intercepting the connection; check the host")
-            return
-        known = self.host_keys().lookup(name)
-        if known is not None:
-            if known.get(key.get_name()) is None or known[key.get_name()].asbytes() != key.asbytes():
-                raise HostKeyError(f"{host.name}: the host key of {name} changed (now {got})",
-                                   hint="if the host was rebuilt, remove its old key from known_hosts")
-            return
-        if not self.accept_new:
-            raise HostKeyError(f"{host.name}: unknown host key {got} for {name}",
-                               hint="pin it with host_key: in the profile, add it to known_hosts, "
-                                    "or pass --accept-new-host-key")
-        if self.own is not None:
-            with self._lock:
-                self.own.parent.mkdir(parents=True, exist_ok=True)
-                with open(self.own, "a", encoding="utf-8") as fh:
-                    fh.write(f"{name} {key.get_name()} {key.get_base64()}\n")
-
-
-class _Verify(paramiko.MissingHostKeyPolicy):
-    """Let the handshake finish; HostKeyTrust decides right after, for every key."""
-
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
-        return None
-
-
-def parse_destination(dest: str, **fields: Any) -> Host:
-    """``user@address[:port]`` -> Host (IPv6 as ``user@[::1]:22``)."""
-    user, _, rest = dest.rpartition("@")
-    address, port = rest, 22
-    if rest.startswith("["):
-        address, _, tail = rest[1:].partition("]")
-        port = int(tail[1:]) if tail.startswith(":") else 22
-    elif rest.count(":") == 1:
-        address, port_text = rest.split(":")
-        port = int(port_text)
-    name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in address).strip("-") or "host"
-    return Host(name=name, address=address, port=port, user=user or None, **fields)
+class NoSftp(Exception):
+    """The host's sshd offers no SFTP subsystem; files then go over the exec channel."""
 
 
 class SSHExecutor(Executor):
     def __init__(self, host: Host, trust: HostKeyTrust, *, connect_timeout: float = 10.0,
-                 on_event: Callable[[str], None] | None = None) -> None:
+                 on_event: Callable[[str], None] | None = None, shell: Shell | None = None) -> None:
+        from .. import registry
+
         self.host = host
         self.name = host.name
+        self.platform = host.platform
+        self.sh: Shell = shell or registry.platforms.get(host.platform).shell()
         self.trust = trust
         self.connect_timeout = connect_timeout
         self.on_event = on_event or (lambda _msg: None)
         self.user = host.user or getpass.getuser()
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
+        self._no_sftp = False
         self.work_root = f"/tmp/diskbench-{self.user}/{host.name}"
         self._pid: str | None = None
 
@@ -137,13 +64,16 @@ class SSHExecutor(Executor):
     # --- connection -------------------------------------------------------------------------
     def connect(self) -> SSHExecutor:
         client = paramiko.SSHClient()
-        client.set_missing_host_key_policy(_Verify())
+        client.set_missing_host_key_policy(VerifyBeforeAuth(self.trust, self.host))
         key_file = os.path.expanduser(self.host.key_file) if self.host.key_file else None
         try:
             client.connect(self.host.address, port=self.host.port, username=self.user,
                            key_filename=key_file, allow_agent=True, look_for_keys=key_file is None,
                            timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
                            auth_timeout=self.connect_timeout)
+        except HostKeyError:
+            client.close()
+            raise
         except paramiko.AuthenticationException as exc:
             raise ExecutionError(f"{self.name}: SSH login as {self.user}@{self.host.address} failed: {exc}",
                                  hint="check user and key_file, or load the key into ssh-agent") from None
@@ -153,11 +83,6 @@ class SSHExecutor(Executor):
                 hint="is the host up and is SSH allowed from here?") from None
         transport = client.get_transport()
         assert transport is not None
-        try:
-            self.trust.verify(self.host, transport.get_remote_server_key())
-        except HostKeyError:
-            client.close()
-            raise
         transport.set_keepalive(5)
         self._client, self._sftp = client, None
         return self
@@ -177,8 +102,18 @@ class SSHExecutor(Executor):
 
     def _sftp_client(self) -> paramiko.SFTPClient:
         client = self._live()
+        if self._no_sftp:
+            raise NoSftp
         if self._sftp is None:
-            self._sftp = client.open_sftp()
+            try:
+                self._sftp = client.open_sftp()
+            except paramiko.SSHException as exc:
+                if not client.get_transport() or not client.get_transport().is_active():  # type: ignore[union-attr]
+                    raise
+                self._no_sftp = True  # "subsystem request failed": no SFTP server on the host
+                self.on_event(f"{self.name}: the host has no SFTP subsystem ({exc}); moving files over "
+                              "the exec channel instead")
+                raise NoSftp from None
         return self._sftp
 
     def _retrying(self, what: str, action: Callable[[], Any], deadline: float) -> Any:
@@ -207,10 +142,8 @@ class SSHExecutor(Executor):
 
     # --- commands ---------------------------------------------------------------------------
     def command(self, argv: list[str], *, privileged: bool = False) -> str:
-        cmd = shlex.join(argv)
-        if privileged and self.host.sudo and self.user != "root":
-            return "sudo -n " + cmd
-        return cmd
+        cmd = self.sh.join(argv)
+        return self.sh.privileged(cmd, sudo=self.host.sudo, user=self.user) if privileged else cmd
 
     def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
         return self.shell(self.command(argv, privileged=privileged), timeout=timeout, argv=argv)
@@ -225,13 +158,13 @@ class SSHExecutor(Executor):
         result: Completed = self._retrying(f"`{cmd[:40]}`", once, time.monotonic() + timeout)
         return result
 
-    def which(self, program: str) -> str | None:
-        out = self.shell(f"command -v {shlex.quote(program)}")
-        return out.stdout.strip() or None if out.returncode == 0 else None
-
     def write_text(self, path: str, text: str) -> None:
         def once() -> None:
-            sftp = self._sftp_client()
+            try:
+                sftp = self._sftp_client()
+            except NoSftp:
+                self._exec_upload(path, text.encode("utf-8"))
+                return
             _sftp_makedirs(sftp, os.path.dirname(path))
             with sftp.open(path, "w") as fh:
                 fh.write(text.encode("utf-8"))
@@ -242,6 +175,8 @@ class SSHExecutor(Executor):
         def once() -> bool:
             try:
                 self._sftp_client().get(path, str(dest))
+            except NoSftp:
+                return self._exec_download(path, dest)
             except FileNotFoundError:
                 return False
             return True
@@ -249,22 +184,28 @@ class SSHExecutor(Executor):
         result: bool = self._retrying(f"download of {path}", once, time.monotonic() + 120)
         return result
 
-    def make_scratch_dir(self, near: str | None = None) -> str:
-        base = near if near and near.startswith("/") else "/var/tmp"
-        out = self.run(["mktemp", "-d", "-p", base, "diskbench-scratch-XXXXXX"], privileged=True)
+    def _exec_upload(self, path: str, data: bytes) -> None:
+        """``mkdir -p`` and ``cat >`` over an exec channel, for hosts without SFTP."""
+        folder = self.sh.quote(os.path.dirname(path) or ".")
+        channel = self._live().get_transport().open_session()  # type: ignore[union-attr]
+        channel.exec_command(f"mkdir -p {folder} && cat > {self.sh.quote(path)}")
+        channel.sendall(data)
+        channel.shutdown_write()
+        rc = channel.recv_exit_status()
+        if rc != 0:
+            raise ExecutionError(f"{self.name}: cannot write {path} (exit {rc}) and the host has no SFTP")
+
+    def _exec_download(self, path: str, dest: Path) -> bool:
+        out = self.shell(f"test -e {self.sh.quote(path)} && base64 < {self.sh.quote(path)}", timeout=120)
         if out.returncode != 0:
-            raise ExecutionError(f"{self.name}: cannot create a scratch directory in {base}: "
-                                 f"{out.stderr.strip()}")
-        return out.stdout.strip()
+            return False
+        import base64
 
-    def remove_tree(self, path: str) -> None:
-        self.run(["rm", "-rf", "--one-file-system", path], privileged=True)
-
-    def is_dir(self, path: str) -> bool:
-        return self.run(["test", "-d", path]).returncode == 0
+        dest.write_bytes(base64.b64decode(out.stdout))
+        return True
 
     def remove_workspace(self, run_id: str) -> None:
-        self.remove_tree(f"{self.work_root}/{run_id}")
+        self.run(["rm", "-rf", "--one-file-system", f"{self.work_root}/{run_id}"], privileged=True)
         self.run(["rmdir", "-p", "--ignore-fail-on-non-empty", self.work_root], privileged=True)
 
     def workspace(self, local_dir: Path) -> str:
@@ -274,24 +215,17 @@ class SSHExecutor(Executor):
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
-        work = shlex.quote(workdir or os.path.dirname(argv[-1]))
-        # The wrapper outlives a Ctrl-C sent to its group (trap), so the exit code is always written.
-        inner = (f"trap : INT TERM HUP; echo $$ > pid; {self.command(argv)} > stdout.txt 2> stderr.txt; "
-                 "echo $? > exit_code.part; mv exit_code.part exit_code")
-        launcher = self.command(["setsid", "sh", "-c", inner], privileged=privileged)
-        # One round trip starts fio detached and follows its status; the wrapper's pid and exit
-        # code come back on stderr, fio's own stdout on stdout.
-        start = (f"cd {work} || exit 97; rm -f pid exit_code; ({launcher}) >/dev/null 2>&1 </dev/null &\n"
-                 "i=0; while [ ! -s pid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done\n"
-                 "p=$(cat pid 2>/dev/null); echo \"PID $p\" >&2\n")
+        work = workdir or os.path.dirname(argv[-1])
+        # One round trip starts the command detached and follows its status; the wrapper's pid
+        # and exit code come back on stderr, the command's own stdout on stdout.
+        start = self.sh.start_detached(self.command(argv), work,
+                                       lambda wrapper: self.command(wrapper, privileged=privileged))
         deadline = time.monotonic() + timeout
         received, rc, reconnected = 0, None, False
         pid: str | None = None
         with open(stdout_path, "wb") as local_out:
             while rc is None:
-                follow = (f"{'cd ' + work + ' || exit 97; p=' + pid if pid else start}\n"
-                          f"tail -c +{received + 1} -s 0.05 -F --pid=$p stdout.txt 2>/dev/null\n"
-                          "echo \"RC $(cat exit_code 2>/dev/null)\" >&2\n")
+                follow = self.sh.follow(work, pid, start, received)
                 try:
                     received, rc, seen_pid = self._follow(follow, local_out, on_output, received, deadline)
                 except KeyboardInterrupt:
@@ -377,8 +311,7 @@ class SSHExecutor(Executor):
         stop = self.command(["kill", "-INT", "--", f"-{pid}"], privileged=True)
         kill = self.command(["kill", "-KILL", "--", f"-{pid}"], privileged=True)
         with contextlib.suppress(ExecutionError):
-            self.shell(f"{stop}; for i in $(seq 50); do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.2; "
-                       f"done; {kill}", timeout=30)
+            self.shell(self.sh.stop(pid, stop, kill), timeout=30)
 
 
 def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:

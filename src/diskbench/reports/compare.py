@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..store import Store
 from .gate import HIGHER_IS_BETTER, metric_value
 from .stats import Summary, summarize
-from .store import Store
 
 METRICS = ("iops", "bw", "p50", "p99")
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from rich.table import Table
 
-from .model import PERCENTILES, TABLE_PERCENTILES, pkey
+from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
+from ..store import StoredResult
 from .stats import Summary, summarize
-from .store import StoredResult
 
 SCHEMA = "diskbench.results/1"
 FORMATS = ("table", "json", "markdown", "csv")
@@ -154,7 +154,7 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     return buf.getvalue()
 
 
-def render(fmt: str, run: dict[str, Any], results: Sequence[StoredResult]) -> str | Table:
+def format_results(fmt: str, run: dict[str, Any], results: Sequence[StoredResult]) -> str | Table:
     if fmt == "table":
         return to_table(run, results)
     return {"json": to_json, "markdown": to_markdown, "csv": to_csv}[fmt](run, results)

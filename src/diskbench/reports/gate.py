@@ -19,9 +19,9 @@ from xml.sax.saxutils import escape, quoteattr
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .errors import DiskbenchError
+from ..errors import DiskbenchError
+from ..store import Store
 from .stats import MAD_SCALE, Summary, mad, median, summarize
-from .store import Store
 
 EXIT = {"PASS": 0, "IMPROVED": 0, "LEARNING": 0, "NOT_COMPARABLE": 0, "REGRESSED": 1, "ERROR": 3,
         "INCONCLUSIVE": 4}

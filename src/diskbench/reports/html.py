@@ -7,14 +7,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__
+from .. import __version__
+from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
+from ..resources import environment, templates_dir
+from ..store import Store
 from .compare import METRICS, history
-from .model import PERCENTILES, TABLE_PERCENTILES, pkey
-from .render import environment
-from .report import NOT_REMOTE
-from .resources import templates_dir
+from .formats import NOT_REMOTE
 from .stats import Summary, summarize
-from .store import Store
 
 MIB = 1024.0 * 1024.0
 HISTORY_RUNS = 60

@@ -6,8 +6,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .model import DirectionResult, Latency
-from .store import StoredResult
+from ..model import DirectionResult, Latency
+from ..store import StoredResult
 
 MAD_SCALE = 1.4826  # MAD x 1.4826 estimates the standard deviation of normal noise
 

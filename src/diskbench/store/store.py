@@ -16,8 +16,8 @@ from typing import Any
 
 import platformdirs
 
-from .errors import StoreError
-from .model import DirectionResult, GroupResult, Latency
+from ..errors import StoreError
+from ..model import DirectionResult, GroupResult, Latency
 
 # Each entry migrates the schema from version i to i + 1; never edit a released entry.
 MIGRATIONS: list[str] = [
@@ -178,6 +178,9 @@ class Store:
             )
         for index in range(version, SCHEMA_VERSION):
             with self._tx() as db:
+                # Another process may have migrated while this one waited for the write lock.
+                if db.execute("PRAGMA user_version").fetchone()[0] > index:
+                    continue
                 for statement in MIGRATIONS[index].split(";"):
                     if statement.strip():
                         db.execute(statement)
@@ -220,7 +223,7 @@ class Store:
                 merged.update({k: v for k, v in facts.items() if k != "hosts"})
             else:  # several machines: per-host facts only, run-wide keys stay
                 for key in set(hosts[next(iter(hosts))]) | set(facts):
-                    if key not in ("hosts", "azure_sizes"):
+                    if key != "hosts":
                         merged.pop(key, None)
             db.execute("UPDATE runs SET facts = ? WHERE id = ?", (json.dumps(merged), run_id))
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ParseError
-from .model import PERCENTILES, DirectionResult, GroupResult, Latency, pkey
+from ...errors import ParseError
+from ...model import PERCENTILES, DirectionResult, GroupResult, Latency, pkey
 from .percentiles import merge_bins, percentiles_from_bins
 
 _DOC_START = re.compile(r"^[ \t]*\{", re.MULTILINE)
@@ -170,8 +170,8 @@ def _group(name: str, jobs: list[dict[str, Any]], version: str) -> GroupResult:
     )
 
 
-def parse_fio_document(doc: dict[str, Any], *, per_job: bool = False) -> list[GroupResult]:
-    """One result per reporting group (fio's "Run status group"), or per job name."""
+def parse_fio_document(doc: dict[str, Any], *, per_job: bool = False, merge_all: bool = False) -> list[GroupResult]:
+    """One result per reporting group (fio's "Run status group"), per job name, or all merged."""
     version = str(doc.get("fio version", "fio-unknown")).removeprefix("fio-")
     entries = doc.get("jobs") or doc.get("client_stats") or []
     jobs = [j for j in entries if isinstance(j, dict) and j.get("jobname") != ALL_CLIENTS]
@@ -179,7 +179,7 @@ def parse_fio_document(doc: dict[str, Any], *, per_job: bool = False) -> list[Gr
         raise ParseError("fio output has no job results")
     buckets: dict[Any, list[dict[str, Any]]] = {}
     for job in jobs:
-        key = job.get("jobname") if per_job else job.get("groupid", 0)
+        key = 0 if merge_all else job.get("jobname") if per_job else job.get("groupid", 0)
         buckets.setdefault(key, []).append(job)
     results = []
     for group_jobs in buckets.values():

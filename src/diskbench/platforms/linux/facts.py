@@ -1,4 +1,4 @@
-"""What a run ran on: host, kernel, CPU, memory, fio, and the target's filesystem and device."""
+"""What a Linux host is: kernel, CPU, memory, block devices, and a target's filesystem and disks."""
 
 from __future__ import annotations
 
@@ -8,14 +8,7 @@ import platform
 import re
 from typing import Any
 
-from .executor import Executor
-
-
-def fio_version(ex: Executor) -> str | None:
-    out = ex.run(["fio", "--version"], timeout=20)
-    if out.returncode != 0:
-        return None
-    return out.stdout.strip().removeprefix("fio-") or None
+from ...executors.base import Executor
 
 
 def host_facts(ex: Executor) -> dict[str, Any]:
@@ -28,7 +21,6 @@ def host_facts(ex: Executor) -> dict[str, Any]:
     if "cpus" in facts and facts["cpus"].isdigit():
         facts["cpus"] = int(facts["cpus"])
     facts.update(_proc_facts(ex))
-    facts["fio_version"] = fio_version(ex)
     if ex.name == "local":
         facts["python"] = platform.python_version()
     else:
@@ -36,33 +28,7 @@ def host_facts(ex: Executor) -> dict[str, Any]:
         if blk.returncode == 0:
             with contextlib.suppress(ValueError):
                 facts["block_devices"] = json.loads(blk.stdout).get("blockdevices", [])
-    facts.update(azure_facts(ex))
     return facts
-
-
-AZURE_VENDOR = "Microsoft Corporation"
-IMDS = "http://169.254.169.254/metadata/instance/compute?api-version=2021-02-01"
-
-
-def azure_facts(ex: Executor) -> dict[str, Any]:
-    """VM size, region and image from the instance metadata service, asked on the VM itself.
-
-    Only on machines whose DMI vendor is Microsoft: elsewhere the address means nothing.
-    """
-    vendor = ex.run(["cat", "/sys/class/dmi/id/sys_vendor"]).stdout.strip()
-    if vendor != AZURE_VENDOR:
-        return {}
-    out = ex.run(["curl", "-s", "-m", "3", "-H", "Metadata: true", IMDS], timeout=10)
-    try:
-        compute = json.loads(out.stdout)
-    except ValueError:
-        return {"azure": {"imds": "unreachable"}}
-    image = compute.get("storageProfile", {}).get("imageReference", {})
-    return {"azure": {
-        "vm_size": compute.get("vmSize"), "region": compute.get("location"),
-        "zone": compute.get("zone") or None, "vm_id": compute.get("vmId"),
-        "image": ":".join(str(image.get(k, "")) for k in ("publisher", "offer", "sku", "version")),
-    }}
 
 
 def _proc_facts(ex: Executor) -> dict[str, Any]:

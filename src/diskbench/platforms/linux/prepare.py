@@ -1,4 +1,4 @@
-"""Storage targets on a host: find the device, refuse to destroy data, make filesystem and mount.
+"""Storage targets on a Linux host: find the device, refuse to destroy data, make filesystem and mount.
 
 The safety rule: diskbench never creates a filesystem, builds an array or runs a raw write job
 on a device that is mounted, has partitions, carries any signature (filesystem, RAID, LVM,
@@ -10,47 +10,38 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import DiskbenchError, ExecutionError
-from .executor import Executor
-from .profile import Target
+from ...errors import DiskbenchError, ExecutionError, SafetyError
+from ...executors.base import Executor
+from ...profile import TargetModel
+from ...profile.targets import (
+    DeviceTarget,
+    DirTarget,
+    LunsTarget,
+    LunTarget,
+    NvmeTarget,
+    ScratchTarget,
+    StripeTarget,
+    TempTarget,
+)
+from ...units import parse_size
+from ..base import DeviceMap, Platform, Prepared, Preparer
 
-WRITE_MODES = ("write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim")
-LUN_PATHS = ("/dev/disk/azure/scsi1/lun{n}", "/dev/disk/azure/data/by-lun/{n}")
-TEMP_PATHS = ("/dev/disk/azure/resource-part1",)
-
-
-class SafetyError(DiskbenchError):
-    """A device holds data and was not named under destroy_data_on."""
-
-    exit_code = 4
-
-
-@dataclass
-class Prepared:
-    """Where fio writes for one target: a directory, or a raw device."""
-
-    directory: str | None = None
-    filename: str | None = None
-    devices: list[str] = field(default_factory=list)
-    cleanup: list[Callable[[], None]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def release(self) -> None:
-        for step in reversed(self.cleanup):
-            try:
-                step()
-            except DiskbenchError:
-                continue
-        self.cleanup.clear()
+DEFAULT_CHUNK = "512k"
 
 
-class Preparer:
+class LinuxPreparer(Preparer):
     def __init__(self, ex: Executor, *, allowed: list[str], name: str, run_id: str,
-                 scratch_base: str | None = None, line: Callable[[str], None] | None = None) -> None:
+                 scratch_base: str | None = None, line: Callable[[str], None] | None = None,
+                 devices: DeviceMap | None = None, platform: Platform | None = None) -> None:
+        if platform is None:
+            from . import LinuxPlatform
+
+            platform = LinuxPlatform()
         self.ex = ex
+        self.map = devices or DeviceMap()
+        self.platform = platform
         self.allowed_raw = allowed
         self.name = name
         self.run_id = run_id
@@ -134,19 +125,18 @@ class Preparer:
                          f"or pass --destroy-data-on {dev}")
 
     # --- targets ----------------------------------------------------------------------------
-    def prepare(self, target: Target, writes: bool) -> Prepared:
-        kind = target.kind
-        if kind == "scratch":
-            path = self.ex.make_scratch_dir(self.scratch_base)
-            return Prepared(directory=path, cleanup=[lambda: self.ex.remove_tree(path)])
-        if kind == "dir":
-            assert target.dir is not None
-            if not self.ex.is_dir(target.dir):
+    def prepare(self, target: TargetModel, writes: bool) -> Prepared:
+        if isinstance(target, ScratchTarget):
+            path = self.platform.make_scratch_dir(self.ex, self.scratch_base)
+            return Prepared(directory=path, cleanup=[lambda: self.platform.remove_tree(self.ex, path)])
+        if isinstance(target, DirTarget):
+            if not self.platform.is_dir(self.ex, target.dir):
                 raise ExecutionError(f"{self.ex.name}: target directory {target.dir} does not exist",
                                      hint="create it, or name an existing directory")
             return Prepared(directory=target.dir)
-        if kind == "temp":
+        if isinstance(target, TempTarget):
             return self._temp()
+        assert isinstance(target, (DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget))
         devices = self.devices(target)
         if target.raw:
             if writes:
@@ -156,8 +146,9 @@ class Preparer:
             return Prepared(filename=devices[0], devices=devices)
         self.require_writable(devices)
         prepared = Prepared(devices=devices)
+        chunk = getattr(target, "chunk", None) or DEFAULT_CHUNK
         try:
-            dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared)
+            dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared, chunk)
             self._mkfs(dev, target.fs or "xfs")
             prepared.directory = self._mount(dev, target.mount, prepared)
         except BaseException:
@@ -165,66 +156,69 @@ class Preparer:
             raise
         return prepared
 
-    def devices(self, target: Target) -> list[str]:
-        if target.device:
+    def devices(self, target: TargetModel) -> list[str]:
+        if isinstance(target, DeviceTarget):
             return [self.canonical(target.device)]
-        if target.stripe:
+        if isinstance(target, StripeTarget):
             devs = [self.canonical(d) for d in target.stripe]
             if len(set(devs)) != len(devs):
                 raise DiskbenchError(f"{self.ex.name}: stripe lists the same device twice")
             return devs
-        if target.lun is not None:
+        if isinstance(target, LunTarget):
             return [self._lun(target.lun)]
-        if target.luns:
+        if isinstance(target, LunsTarget):
             return [self._lun(n) for n in target.luns]
-        if target.nvme:
+        if isinstance(target, NvmeTarget):
             return self._local_nvme()
         raise DiskbenchError(f"target kind {target.kind} has no devices")
 
     def _lun(self, n: int) -> str:
-        for pattern in LUN_PATHS:
+        for pattern in self.map.lun_paths:
             path = pattern.format(n=n)
             if self.ex.run(["test", "-e", path]).returncode == 0:
                 return self.canonical(path)
         raise ExecutionError(f"{self.ex.name}: no data disk at LUN {n}",
-                             hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1`")
+                             hint=self.map.lun_hint or "is the disk attached?")
 
     def _local_nvme(self) -> list[str]:
         out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
         roots = self.root_disks()
         found = [d["name"] for d in json.loads(out.stdout)["blockdevices"]
                  if d["type"] == "disk" and "/nvme" in d["name"] and d["name"] not in roots
-                 and "accelerator" not in str(d.get("model") or "").lower()]
+                 and not any(m in str(d.get("model") or "").lower() for m in self.map.nvme_exclude_models)]
         if not found:
             raise ExecutionError(f"{self.ex.name}: no local NVMe device besides the OS disk")
         return found
 
     def _temp(self) -> Prepared:
-        for path in TEMP_PATHS:
+        for path in self.map.temp_paths:
             out = self.ex.run(["findmnt", "-n", "-o", "TARGET", "-S", path])
             if out.returncode == 0 and out.stdout.strip():
                 mount = out.stdout.strip().splitlines()[0]
                 break
         else:
-            if self.ex.run(["mountpoint", "-q", "/mnt"]).returncode != 0:
-                raise ExecutionError(f"{self.ex.name}: no temp (resource) disk found at "
-                                     f"{TEMP_PATHS[0]} or /mnt", hint="this VM size may have none")
-            mount = "/mnt"
+            mounts = [m for m in self.map.temp_mounts if self.ex.run(["mountpoint", "-q", m]).returncode == 0]
+            if not mounts:
+                where = " or ".join([*self.map.temp_paths, *self.map.temp_mounts]) or "(no known place)"
+                raise ExecutionError(f"{self.ex.name}: no temp (resource) disk found at {where}",
+                                     hint=self.map.temp_hint or "this machine may have none")
+            mount = mounts[0]
         directory = f"{mount.rstrip('/')}/diskbench"
         self._ok(["mkdir", "-p", directory], f"mkdir {directory}")
         return Prepared(directory=directory)
 
-    def _stripe(self, devices: list[str], prepared: Prepared) -> str:
+    def _stripe(self, devices: list[str], prepared: Prepared, chunk: str) -> str:
         if self.ex.run(["test", "-e", "/proc/mdstat"]).returncode != 0:
             raise ExecutionError(f"{self.ex.name}: this kernel has no md RAID support (/proc/mdstat is "
                                  "missing), so diskbench cannot stripe " + ", ".join(devices),
                                  hint="load the raid0 module (modprobe raid0) or use a kernel with CONFIG_MD")
-        if not self.ex.which("mdadm"):
+        if not self.platform.which(self.ex, "mdadm"):
             raise ExecutionError(f"{self.ex.name}: mdadm is not installed", hint="apt-get install -y mdadm")
         md = f"/dev/md/diskbench-{self.run_id[-4:]}-{self.name}"
         self.line(f"{self.ex.name}: building RAID0 {md} from {', '.join(devices)}")
-        self._ok(["mdadm", "--create", md, "--run", "--level=0", "--metadata=1.2", "--chunk=512",
-                  f"--raid-devices={len(devices)}", "--homehost=any", *devices], "mdadm --create")
+        self._ok(["mdadm", "--create", md, "--run", "--level=0", "--metadata=1.2",
+                  f"--chunk={parse_size(chunk) // 1024}", f"--raid-devices={len(devices)}", "--homehost=any",
+                  *devices], "mdadm --create")
 
         def stop() -> None:
             self.ex.run(["mdadm", "--stop", md], privileged=True)
@@ -259,7 +253,3 @@ def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:
     for child in node.get("children") or []:
         out += _walk(child)
     return out
-
-
-def workload_writes(rw: str | None) -> bool:
-    return rw in WRITE_MODES

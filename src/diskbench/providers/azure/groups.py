@@ -16,8 +16,8 @@ from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from .. import __version__
-from ..errors import DiskbenchError
+from ... import __version__
+from ...errors import DiskbenchError
 from .session import AzureSession
 
 MARKER = "diskbench"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from ..errors import DiskbenchError
+from ...errors import DiskbenchError
 
 VNET_PREFIX = "10.213.0.0/16"
 SUBNET_PREFIX = "10.213.0.0/24"

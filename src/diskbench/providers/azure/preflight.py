@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from .capabilities import PREMIUM_TYPES, SizeInfo, lookup
-from .profile import Machine, Profile
-
-
-@dataclass
-class Problem:
-    machine: str
-    message: str
-    fix: str
-
-    def __str__(self) -> str:
-        return f"{self.machine}: {self.message} ({self.fix})"
+from ..base import Problem
+from .schema import Machine
+from .sizes import PREMIUM_TYPES, SizeInfo, lookup
 
 
 def check_machine(m: Machine, size: SizeInfo | None) -> list[Problem]:
@@ -57,19 +46,19 @@ def check_machine(m: Machine, size: SizeInfo | None) -> list[Problem]:
             bad(f"{d.type} disks have fixed performance; iops/mbps apply to PremiumV2_LRS and UltraSSD_LRS",
                 "remove iops/mbps or change the disk type")
     for target in m.named_targets().values():
-        if target.temp and size.temp_disk_gb <= 0:
+        if target.kind == "temp" and size.temp_disk_gb <= 0:
             bad(f"{m.size} has no temp disk to measure", "pick a 'd' size (e.g. Standard_E8ds_v4) or another target")
-        if target.nvme and size.nvme_disks == 0:
+        if target.kind == "nvme" and size.nvme_disks == 0:
             bad(f"{m.size} has no local NVMe disks", "use an L-series size such as Standard_L8s_v2")
-        luns = [target.lun] if target.lun is not None else list(target.luns or [])
+        luns = [target.value] if target.kind == "lun" else list(target.value) if target.kind == "luns" else []
         if any(n >= disks for n in luns):
             bad(f"the target uses LUN {max(luns)} but the machine has {disks} data disk(s)",
                 "add data_disks or pick an existing LUN")
     return out
 
 
-def check_profile(profile: Profile) -> list[Problem]:
+def check_machines(machines: list[Machine]) -> list[Problem]:
     problems: list[Problem] = []
-    for m in profile.machines:
+    for m in machines:
         problems += check_machine(m, lookup(m.size, m.region))
     return problems

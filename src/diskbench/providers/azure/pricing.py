@@ -11,17 +11,17 @@ import json
 import os
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from .errors import DiskbenchError
-from .plan import Plan
-from .profile import Machine
+from ...errors import DiskbenchError
+from ...plan import Plan
+from ..base import MachineCost
+from .schema import Machine
 
-BUNDLED = Path(__file__).resolve().parent / "data" / "azure-prices.json"
+BUNDLED = Path(__file__).resolve().parent / "data" / "prices.json"
 RETAIL_API = "https://prices.azure.com/api/retail/prices"
 PROVISION_OVERHEAD_MIN = 6.0  # creating, booting, cloud-init and deleting a VM, roughly
 HOURS_PER_MONTH = 730.0
@@ -50,24 +50,15 @@ def _disk_month(table: dict[str, Any], disk_type: str, size_gb: int) -> float | 
     return float(fitting[0][1]) if fitting else None
 
 
-@dataclass
-class MachineCost:
-    machine: str
-    size: str
-    vm_minutes: float
-    usd: float | None
-    note: str = ""
-
-
 def estimate(plan: Plan, prices: dict[str, Any] | None = None) -> list[MachineCost]:
     prices = prices or load_prices()
     minutes: dict[str, float] = {}
     specs: dict[str, Machine] = {}
     for job in plan.jobs:
-        if job.azure is None:
+        if not isinstance(job.entry, Machine):
             continue
         minutes[job.machine] = minutes.get(job.machine, PROVISION_OVERHEAD_MIN) + job.expected_s / 60
-        specs[job.machine] = job.azure
+        specs[job.machine] = job.entry
     out = []
     for name, spec in specs.items():
         hours = minutes[name] / 60

@@ -11,18 +11,24 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import asdict, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from azure.core.exceptions import HttpResponseError
 
-from ..capabilities import SizeInfo
-from ..errors import DiskbenchError, ExecutionError, ProfileError
-from ..profile import Host, Machine
-from ..ssh import HostKeyTrust, SSHExecutor
+from ...errors import DiskbenchError, ExecutionError, ProfileError
+from ...executors.hostkeys import HostKeyTrust
+from ...executors.ssh import SSHExecutor
+from ...plan import PlannedJob
+from ...profile import Host, MachineBase
+from ..base import ProviderRun
 from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, tags
 from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
+from .schema import Machine
 from .session import AzureSession
+from .sizes import SizeInfo
 from .skus import online_problems
 from .vmspec import ADMIN_USER, KeyPair, vm_body
 
@@ -45,10 +51,13 @@ def azure_error(what: str, exc: HttpResponseError) -> DiskbenchError:
                           hint=REMEDIES.get(code, "see the Azure activity log of the resource group"))
 
 
-class AzureProvider:
+class AzureRun(ProviderRun):
+    """One run's Azure machines: pre-flight, group and network, VMs in parallel, teardown."""
+
     def __init__(self, session: AzureSession, journal: Journal, run_id: str, keys_dir: Path, *,
                  ssh_source: str, line: Callable[[str], None], lifetime: timedelta = DEFAULT_LIFETIME,
                  ready_timeout: float = 1200.0) -> None:
+        super().__init__()
         self.session, self.journal, self.run_id = session, journal, run_id
         self.ssh_source, self.line, self.lifetime = ssh_source, line, lifetime
         self.ready_timeout = ready_timeout
@@ -62,23 +71,23 @@ class AzureProvider:
             fh.write(self.login.private_openssh)
         self._subnets: dict[str, str] = {}
         self._lock = threading.Lock()
-        self.stopping = threading.Event()  # set on Ctrl-C: waits end, teardown follows
         self.capabilities: dict[str, SizeInfo] = {}  # live, from the SKU API: saved with the run
 
     # --- before the VMs ---------------------------------------------------------------------
-    def prepare(self, machines: list[Machine]) -> None:
+    def begin(self, machines: list[MachineBase]) -> None:
         """Pre-flight, then the group and one network per region. Nothing exists if pre-flight fails."""
-        problems = online_problems(self.session, machines, self.capabilities)
+        mine = [m for m in machines if isinstance(m, Machine)]
+        problems = online_problems(self.session, mine, self.capabilities)
         if problems:
             for p in problems:
                 self.line(f"pre-flight: {p}")
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
                                "created", hint="see the lines above")
-        region = machines[0].region
+        region = mine[0].region
         try:
             self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
             self.line(f"azure: resource group {self.group} in {region}")
-            for r in dict.fromkeys(m.region for m in machines):
+            for r in dict.fromkeys(m.region for m in mine):
                 self._network(r)
         except HttpResponseError as exc:
             raise azure_error("creating the network", exc) from None
@@ -111,6 +120,19 @@ class AzureProvider:
         targets = {name or "target": t for name, t in m.named_targets().items()}
         return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file), sudo=True,
                     host_key=host_key.fingerprint, install_fio=True, targets=targets)
+
+    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[SSHExecutor, PlannedJob]:
+        assert isinstance(job.entry, Machine)
+        host = self.create(job.entry)
+        self.line(f"{job.machine}: waiting for SSH at {host.address} and cloud-init")
+        return self.wait_ready(host, trust), replace(job, host=host)
+
+    @property
+    def holds_resources(self) -> bool:
+        return self.group is not None
+
+    def facts(self) -> dict[str, Any]:
+        return {"azure_sizes": {name: asdict(info) for name, info in self.capabilities.items()}}
 
     def wait_ready(self, host: Host, trust: HostKeyTrust) -> SSHExecutor:
         """SSH up (with the host key we gave it) and cloud-init finished."""

@@ -19,7 +19,7 @@ from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 
-from ..errors import DiskbenchError
+from ...errors import DiskbenchError
 
 ARM_SCOPE = "https://management.azure.com/.default"
 LOGIN_HINT = ("run `az login` (or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET, or use a "

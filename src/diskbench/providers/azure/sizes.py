@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parent / "data" / "azure-sizes.json"
+DATA = Path(__file__).resolve().parent / "data" / "sizes.json"
 PREMIUM_TYPES = ("Premium_LRS", "PremiumV2_LRS", "UltraSSD_LRS")
 
 

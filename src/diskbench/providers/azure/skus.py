@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ..capabilities import SizeInfo
-from ..preflight import Problem, check_machine
-from ..profile import Machine
+from ..base import Problem
+from .preflight import check_machine
+from .schema import Machine
 from .session import AzureSession
+from .sizes import SizeInfo
 
 
 def _as_dict(sku: Any) -> dict[str, Any]:

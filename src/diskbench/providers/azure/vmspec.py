@@ -15,7 +15,7 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from ..profile import Machine
+from .schema import Machine
 
 ADMIN_USER = "azureuser"
 PACKAGES = ["fio", "mdadm", "nvme-cli", "xfsprogs"]

@@ -1,0 +1,108 @@
+"""Commands that read what is stored or bundled: runs, show, import, profiles, profile-schema, doctor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from .app import App, format_option, pass_app
+
+
+@click.command()
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+@pass_app
+def runs(app: App, limit: int) -> None:
+    """List stored runs, newest first."""
+    from rich.table import Table
+
+    store = app.store()
+    listed = store.list_runs(limit)
+    if not listed:
+        app.ui.print(f"no runs in {store.path} yet; start one with `diskbench run --profile local`")
+        return
+    table = Table(title=f"runs in {store.path}", title_justify="left")
+    for head in ("id", "profile", "origin", "started", "status", "jobs", "host"):
+        table.add_column(head)
+    for r in listed:
+        counts = r["job_counts"]
+        jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
+        table.add_row(r["id"], r["profile"], r["origin"], r["started"], r["status"], jobs,
+                      str(r["facts"].get("hostname", "-")))
+    app.ui.print(table)
+
+
+@click.command()
+@click.argument("run_id")
+@format_option
+@pass_app
+def show(app: App, run_id: str, fmt: str) -> None:
+    """Print a stored run again (RUN_ID may be a unique prefix or `last`)."""
+    store = app.store()
+    run = store.get_run(run_id)
+    app.emit(fmt, run, store.get_results(run["id"]))
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--no-store", is_flag=True, help="Print only; do not store.")
+@click.option("--per-job", is_flag=True, help="One result per job name, not per reporting group.")
+@format_option
+@pass_app
+def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) -> None:
+    """Read an engine's output file (fio json or json+, noise included) and store/print it."""
+    from ..importer import import_file
+
+    imported = import_file(file, store=None if no_store else app.store(), per_job=per_job)
+    app.emit(fmt, imported.run, imported.results)
+    for error in imported.errors:
+        app.ui.warn(f"{file}: {error}")
+
+
+@click.command()
+@pass_app
+def profiles(app: App) -> None:
+    """List the bundled profiles."""
+    from rich.table import Table
+
+    from ..errors import DiskbenchError
+    from ..profile import bundled_profiles, parse_profile
+
+    table = Table(title="bundled profiles", title_justify="left")
+    table.add_column("name")
+    table.add_column("description")
+    for name, path in bundled_profiles().items():
+        try:
+            description = parse_profile(path.read_text(), str(path)).description
+        except DiskbenchError as exc:
+            description = f"(invalid: {exc})"
+        table.add_row(name, description)
+    app.ui.print(table)
+
+
+@click.command("profile-schema")
+@pass_app
+def profile_schema(app: App) -> None:
+    """Print the JSON Schema of the profile format."""
+    from ..profile import profile_json_schema
+
+    app.ui.write(json.dumps(profile_json_schema(), indent=2) + "\n")
+
+
+@click.command()
+@pass_app
+def doctor(app: App) -> None:
+    """Say what is installed and what is missing, with the command that fixes it."""
+    from ..doctor import checks
+    from ..errors import DiskbenchError
+    from ..executors.local import LocalExecutor
+
+    missing = 0
+    for check in checks(LocalExecutor(), app.db):
+        mark = "ok     " if check.ok else "MISSING"
+        fix = f"  -> {check.fix}" if check.fix else ""
+        app.ui.print(f"{mark} {check.name:8} {check.detail}{fix}")
+        missing += not check.ok
+    if missing:
+        raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")

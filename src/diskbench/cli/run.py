@@ -1,0 +1,305 @@
+"""Commands that run or plan work: run, plan, render, resume, latency, cleanup."""
+
+from __future__ import annotations
+
+import functools
+import signal
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from .app import App, apply, format_option, pass_app, profile_option, set_option, target_option
+
+if TYPE_CHECKING:
+    from ..plan import Plan
+    from ..profile import Host, Profile
+    from ..runner import RunOptions
+    from ..store import Store
+
+REMOTE_OPTIONS = [
+    click.option("--key", "key_file", metavar="FILE", help="SSH private key (default: agent, ~/.ssh)."),
+    click.option("--sudo", is_flag=True, help="Use passwordless sudo for privileged steps."),
+    click.option("--accept-new-host-key", is_flag=True,
+                 help="Trust a host key seen for the first time (recorded; a changed key is refused)."),
+    click.option("--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts)."),
+    click.option("--destroy-data-on", "destroy", metavar="DEV", multiple=True,
+                 help="A device whose data diskbench may destroy (repeatable)."),
+    click.option("--no-install-fio", is_flag=True, help="Fail instead of installing the engine on a host."),
+]
+
+
+def remote_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Options for running on SSH hosts; shared by run and latency."""
+    return apply(f, REMOTE_OPTIONS)
+
+
+def provider_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Each installed provider's own options (e.g. a subscription), collected into ``provider_opts``."""
+    from .. import registry
+
+    names: list[str] = []
+    options: list[Callable[[Any], Any]] = []
+    for provider in registry.providers.all():
+        for option in provider.run_options():
+            probe: Any = option(cast(Any, lambda: None))
+            param = probe.__click_params__[-1]
+            if param.name not in names:
+                names.append(str(param.name))
+                options.append(option)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        kwargs["provider_opts"] = {n: kwargs.pop(n) for n in names if kwargs.get(n) is not None}
+        for n in names:
+            kwargs.pop(n, None)
+        return f(*args, **kwargs)
+
+    functools.update_wrapper(wrapper, f)  # keeps the click params already attached to f
+    return apply(wrapper, options)
+
+
+def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_install: bool) -> list[Host]:
+    from pydantic import ValidationError
+
+    from ..providers.static import parse_destination
+
+    try:
+        return [parse_destination(d, key_file=key_file, sudo=sudo, install_fio=not no_install)
+                for d in destinations]
+    except (ValueError, ValidationError) as exc:
+        raise click.BadParameter(f"use user@address[:port] ({exc})", param_hint="--host") from None
+
+
+def _options(target: str | None, hosts: list[Host], destroy: tuple[str, ...], accept_new: bool,
+             known_hosts: str | None) -> RunOptions:
+    from ..runner import RunOptions
+
+    return RunOptions(target_dir=target if hosts else _target(target),
+                      hosts=[h.model_dump() for h in hosts], destroy_data_on=list(destroy),
+                      accept_new_host_key=accept_new, known_hosts=known_hosts)
+
+
+def _target(target: str | None) -> str | None:
+    return str(Path(target).resolve()) if target else None
+
+
+@click.command()
+@profile_option
+@set_option
+@target_option
+@click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
+              help="Run a profile without hosts on these SSH hosts (repeatable).")
+@click.option("--workload", "-w", "workloads", multiple=True, metavar="NAME", help="Only this workload (repeatable).")
+@click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
+@click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
+@provider_options
+@remote_options
+@format_option
+@pass_app
+def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
+        workloads: tuple[str, ...], repeats: int | None, keep: bool, key_file: str | None, sudo: bool,
+        accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
+        fmt: str, provider_opts: dict[str, Any]) -> None:
+    """Run a profile and print its results."""
+    from ..plan import build_plan
+    from ..profile import load_profile
+    from ..runner import Runner
+
+    hosts = _hosts(destinations, key_file, sudo, no_install_fio)
+    options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
+    options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
+    options.workloads = list(workloads) or None
+    loaded = load_profile(profile, overrides)
+    _preflight(app, loaded.profile)
+    plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
+                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads)
+    store = app.store()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
+    outcome = Runner(store, app.ui).start(plan, options)
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+@click.command()
+@click.argument("destination", metavar="USER@ADDR[:PORT]")
+@click.option("--path", "path", metavar="DIR", help="Directory on the host to measure (default: a "
+              "scratch directory in /var/tmp, i.e. the OS disk; /mnt is the Azure temp disk).")
+@click.option("--runtime", default="20s", show_default=True, help="Measured time per job.")
+@click.option("--size", default="1G", show_default=True, help="Test file size.")
+@remote_options
+@format_option
+@pass_app
+def latency(app: App, destination: str, path: str | None, runtime: str, size: str, key_file: str | None,
+            sudo: bool, accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
+            no_install_fio: bool, fmt: str) -> None:
+    """QD1 8k random-write and random-read latency of one host, in about a minute."""
+    from ..plan import build_plan
+    from ..profile import load_profile
+    from ..runner import Runner
+
+    hosts = _hosts((destination,), key_file, sudo, no_install_fio)
+    loaded = load_profile("latency", {"defaults.runtime": runtime, "defaults.size": size})
+    options = _options(path, hosts, destroy, accept_new_host_key, known_hosts)
+    plan = build_plan(loaded, target_dir=path, hosts=hosts)
+    store = app.store()
+    outcome = Runner(store, app.ui).start(plan, options)
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+@click.command()
+@click.argument("run_id")
+@click.option("--accept-new-host-key", is_flag=True, help="Trust a host key seen for the first time.")
+@format_option
+@pass_app
+def resume(app: App, run_id: str, accept_new_host_key: bool, fmt: str) -> None:
+    """Run the jobs of an interrupted or failed run that have no result yet."""
+    from ..runner import Runner, RunOptions
+
+    store = app.store()
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    outcome = Runner(store, app.ui).resume(run_id, RunOptions(accept_new_host_key=accept_new_host_key))
+    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+
+
+def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) -> None:
+    from ..errors import DiskbenchError
+
+    run = store.get_run(run_id)
+    app.emit(fmt, run, store.get_results(run_id))
+    if run["status"] != "completed":
+        raise DiskbenchError(
+            f"run {run_id} is {run['status']}: {len(messages)} job(s) failed ({messages[0]})"
+            if messages else f"run {run_id} is {run['status']}",
+            hint=f"raw outputs are in {run['artifacts_dir']}; `diskbench resume {run_id}` retries",
+        )
+
+
+@click.command()
+@profile_option
+@set_option
+@target_option
+@click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
+@pass_app
+def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, refresh_prices: bool) -> None:
+    """Show what a profile would run, for how long and at what cost, without running anything."""
+    from rich.table import Table
+
+    from .. import registry
+    from ..plan import build_plan
+    from ..profile import load_profile
+    from ..units import human_seconds
+
+    p = build_plan(load_profile(profile, overrides), target_dir=_target(target))
+    created = {m.name: m for m in p.profile.profile.machine_entries}
+    table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
+                  title_justify="left")
+    heads = ["#", "machine"] + (["vm size", "storage"] if created else []) + [
+        "target", "workload", "rw", "bs", "iodepth", "numjobs", "size", "runtime", "expected"]
+    for head in heads:
+        table.add_column(head)
+    for j in p.jobs:
+        w = j.workload
+        vm = list(registry.providers.get(j.provider).describe(created[j.machine])) if created else []
+        table.add_row(str(j.seq + 1), j.machine, *vm, j.target_label, w.name, str(w.rw), str(w.bs),
+                      str(w.iodepth), str(w.numjobs), str(w.size), str(w.runtime),
+                      human_seconds(j.expected_s))
+    table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
+    app.ui.print(table)
+    if created:
+        _costs(app, p, refresh_prices)
+    _preflight(app, p.profile.profile)
+
+
+def _costs(app: App, p: Plan, refresh: bool) -> None:
+    """Machine-minutes and estimated cost per machine, under the plan table."""
+    from rich.table import Table
+
+    from .. import registry
+
+    for name in p.providers():
+        costs, source = registry.providers.get(name).costs(p, refresh=refresh, line=app.ui.line)
+        if not costs:
+            continue
+        table = Table(title="machines and estimated cost", title_justify="left", caption=source,
+                      caption_justify="left")
+        for head in ("machine", "size", "VM-minutes", "estimate USD", "note"):
+            table.add_column(head, justify="right" if head in ("VM-minutes", "estimate USD") else "left")
+        total = 0.0
+        for c in costs:
+            total += c.usd or 0.0
+            table.add_row(c.machine, c.size, f"{c.vm_minutes:.0f}", "-" if c.usd is None else f"{c.usd:.2f}", c.note)
+        table.add_row("total", "", f"{sum(c.vm_minutes for c in costs):.0f}", f"{total:.2f}", "")
+        app.ui.print(table)
+
+
+def _preflight(app: App, profile: Profile) -> None:
+    """Offline checks of machines a provider would create: every problem at once, then fail."""
+    from .. import registry
+    from ..errors import ProfileError
+
+    machines = profile.machine_entries
+    if not machines:
+        return
+    problems = []
+    for name in dict.fromkeys(m.provider for m in machines):
+        problems += registry.providers.get(name).offline_problems([m for m in machines if m.provider == name])
+    if not problems:
+        app.ui.line(f"pre-flight: {len(machines)} machine(s) fit their sizes "
+                    "(offline check against diskbench's size data)")
+        return
+    for problem in problems:
+        app.ui.line(f"pre-flight: {problem}")
+    raise ProfileError(f"profile {profile.name!r}: {len(problems)} pre-flight problem(s); nothing was created",
+                       hint="see the lines above")
+
+
+@click.command("render")
+@profile_option
+@target_option
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@pass_app
+def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
+    """Write the engine's job files of a profile, to read or to run by hand."""
+    from .. import registry
+    from ..engines.base import Place
+    from ..plan import build_plan
+    from ..profile import load_profile
+
+    p = build_plan(load_profile(profile), target_dir=_target(target))
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    for job in p.jobs:
+        engine = registry.engines.get(job.engine)
+        places = [Place(part.workload, part.target_label, getattr(part.target, "dir", None) or "./diskbench-scratch")
+                  for part in job.parts]
+        path = folder / f"{job.seq:02d}-{job.slug}{engine.job_suffix}"
+        path.write_text(engine.render(job, places), encoding="utf-8")
+        app.ui.line(str(path))
+
+
+@click.command()
+@click.option("--older-than", "older_than", metavar="DURATION",
+              help="Also delete diskbench's resources created longer ago than this (e.g. 6h), expired or not.")
+@click.option("--run", "run_ref", metavar="RUN_ID", help="Delete what this run created (`last` works).")
+@click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
+@click.option("--provider", "only", metavar="NAME", help="Only this provider's resources.")
+@provider_options
+@pass_app
+def cleanup(app: App, older_than: str | None, run_ref: str | None, dry_run: bool, only: str | None,
+            provider_opts: dict[str, Any]) -> None:
+    """Delete what diskbench created in clouds and left behind (expired, or in its journal)."""
+    from .. import registry
+    from ..units import parse_duration
+
+    store = app.store()
+    run_id = store.get_run(run_ref)["id"] if run_ref else None
+    age = parse_duration(older_than) if older_than else None
+    names = [only] if only else [n for n in registry.providers.names() if registry.providers.get(n).creates_machines]
+    done: list[str] = []
+    for name in names:
+        done += registry.providers.get(name).cleanup(provider_opts, state_dir=store.path.parent, run_id=run_id,
+                                                     older_than=age, dry_run=dry_run, line=app.ui.line)
+    for line in done:
+        app.ui.print(line)
+    if not done:
+        app.ui.print("nothing to clean up")

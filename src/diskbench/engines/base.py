@@ -1,0 +1,155 @@
+"""The engine seam: a benchmark program diskbench drives (fio built in; DiskSpd plugs in the same way).
+
+An engine owns everything that is specific to its program: which of the workload vocabulary it
+honours, the job files it renders from its templates, the command line that runs them, how to
+find or install it on a host, its status lines, and how its output becomes the one result model
+(for runs and for files a user made by hand).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..executors.base import Executor
+from ..model import GroupResult
+from ..profile import Workload
+
+if TYPE_CHECKING:
+    from ..doctor import Check
+    from ..plan import PlannedJob
+    from ..platforms.base import Platform
+    from ..runner.progress import JobTracker
+
+
+@dataclass(frozen=True)
+class Place:
+    """One job of a unit on its prepared target: a directory, or a raw device."""
+
+    workload: Workload
+    target_label: str
+    directory: str | None
+    filename: str | None = None
+
+
+@dataclass
+class Parsed:
+    """An engine's output as results, plus what the output says about the run."""
+
+    groups: list[GroupResult]
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+class Engine(ABC):
+    name: ClassVar[str]
+    default: ClassVar[bool] = False  # the engine of workloads that name none
+    platforms: ClassVar[tuple[str, ...]] = ("linux",)
+    job_suffix: ClassVar[str] = ".job"
+    output_name: ClassVar[str] = "output.txt"  # the engine's result file in the artifacts
+
+    @abstractmethod
+    def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
+        """(key, why) for each setting of ``workload`` this engine cannot honour."""
+
+    @abstractmethod
+    def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
+        """The job file for ``places`` (same input, same bytes). ``purpose`` names a preparation pass."""
+
+    @abstractmethod
+    def command(self, jobfile: str, output: str) -> list[str]:
+        """The command line that runs ``jobfile`` and writes results to ``output``."""
+
+    @abstractmethod
+    def version(self, ex: Executor) -> str | None:
+        """The engine's version on the host, or None when it is missing (or does not run)."""
+
+    @abstractmethod
+    def parse(self, text: str, *, source: str, per_job: bool = False) -> Parsed:
+        """Results from the engine's output as it left it; ``ParseError`` naming ``source``."""
+
+    @abstractmethod
+    def sniff(self, text: str) -> bool:
+        """Whether ``text`` looks like this engine's output (import picks the engine by it)."""
+
+    def status(self, progress: JobTracker) -> Callable[[str], None]:
+        """A feeder of the engine's live output that updates ``progress`` (default: ignore)."""
+        return lambda _text: None
+
+    def outcome(self, art: Path, rc: int) -> tuple[list[GroupResult], str | None]:
+        """Results of a finished run in ``art`` and a failure message (None when all went well)."""
+        from ..errors import DiskbenchError
+
+        out = art / self.output_name
+        text = out.read_text(errors="replace") if out.exists() else ""
+        stderr_file = art / "stderr.txt"
+        stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
+        try:
+            groups = self.parse(text, source=str(out)).groups
+        except DiskbenchError as exc:
+            return [], self._failure(rc, stderr) or exc.message
+        errors = [e for g in groups for e in g.errors]
+        if errors:
+            return groups, "; ".join(errors) + _stderr_hint(stderr)
+        if rc != 0:
+            return groups, self._failure(rc, stderr) or f"{self.name} exited with code {rc}"
+        return groups, None
+
+    def _failure(self, rc: int, stderr: str) -> str | None:
+        if rc == 0:
+            return None
+        if rc < 0 or rc == 137:
+            return f"{self.name} did not finish in time and was stopped (exit {rc})"
+        return f"{self.name} exited with code {rc}{_stderr_hint(stderr)}"
+
+    def combine(self, output: Path) -> GroupResult | None:
+        """All jobs of a finished run merged into one result (for units with sections), if the
+        engine can merge them exactly; None otherwise."""
+        return None
+
+    def precondition(self, workload: Workload) -> Workload:
+        """The workload that writes the working set once (same files as ``workload``)."""
+        return workload.model_copy(update={"rw": "write", "bs": "1M", "iodepth": 32, "time_based": False,
+                                           "runtime": None, "ramp_time": None, "rate_iops": None,
+                                           "rwmixread": None, "extra": {}})
+
+    def warmup(self, workload: Workload, seconds: float) -> Workload:
+        """The workload that reads the working set for ``seconds`` to fill a host read cache."""
+        return workload.model_copy(update={"rw": "read", "bs": "256k", "iodepth": 32, "time_based": True,
+                                           "runtime": f"{seconds:g}s", "ramp_time": None, "rate_iops": None,
+                                           "rwmixread": None, "extra": {}})
+
+    def ensure(self, ex: Executor, platform: Platform, *, install: bool, host: str,
+               line: Callable[[str], None]) -> str:
+        """The engine's version on the host, installing it with the platform when allowed."""
+        from ..errors import ExecutionError
+
+        found = self.version(ex)
+        if found:
+            return found
+        if not install:
+            raise ExecutionError(f"{host}: {self.name} is not installed",
+                                 hint=f"install {self.name} on the host, or set install_fio: true")
+        platform.install(ex, self.name, host=host, line=line)
+        found = self.version(ex)
+        if not found:
+            raise ExecutionError(f"{host}: {self.name} was installed but does not run")
+        return found
+
+    def testbed_text(self, rendered: str) -> str:
+        """The job file without what changes from run to run (comments, paths): for testbed keys."""
+        return rendered
+
+    def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
+        from ..doctor import Check
+
+        version = self.version(ex)
+        return [Check(self.name, version is not None, version or "not found",
+                      "" if version else f"install {self.name}")]
+
+
+def _stderr_hint(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    return f": {lines[0]}" if lines else ""

@@ -1,0 +1,111 @@
+"""The fio engine: job files from templates, ``--output-format=json+``, and fio's numbers as fio means them.
+
+Every job file asks for ``clat_percentiles=1`` and an explicit percentile list and runs with
+json+ output, so the latency bins needed to merge jobs exactly are always there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from ...executors.base import Executor
+from ...model import GroupResult
+from ...profile import Workload
+from ..base import Engine, Parsed, Place
+
+if TYPE_CHECKING:
+    from ...doctor import Check
+    from ...plan import PlannedJob
+    from ...platforms.base import Platform
+    from ...runner.progress import JobTracker
+
+FIO_ARGS = ["--output-format=json+", "--eta=always", "--eta-interval=1s"]
+MIN_FIO = (3, 1)  # json+ latency bins
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in text.split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+class FioEngine(Engine):
+    name: ClassVar[str] = "fio"
+    default: ClassVar[bool] = True
+    platforms: ClassVar[tuple[str, ...]] = ("linux",)
+    job_suffix: ClassVar[str] = ".fio"
+    output_name: ClassVar[str] = "output.json"
+
+    def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
+        return [(key, f"options for the {key} engine; this workload runs with fio")
+                for key in (workload.engine_options or {})]
+
+    def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
+        from .render import render_fio
+
+        return render_fio(job, places)
+
+    def command(self, jobfile: str, output: str) -> list[str]:
+        return ["fio", *FIO_ARGS, f"--output={output}", jobfile]
+
+    def version(self, ex: Executor) -> str | None:
+        out = ex.run(["fio", "--version"], timeout=20)  # runs it: a file called fio that does not run is no fio
+        if out.returncode != 0:
+            return None
+        return out.stdout.strip().removeprefix("fio-") or None
+
+    def parse(self, text: str, *, source: str, per_job: bool = False) -> Parsed:
+        from .parse import parse_fio_text
+
+        doc, groups = parse_fio_text(text, per_job=per_job, source=source)
+        facts = {"fio_version": str(doc.get("fio version", "")).removeprefix("fio-"),
+                 "fio_time": doc.get("time"), "global_options": doc.get("global options")}
+        return Parsed(groups, facts)
+
+    def combine(self, output: Path) -> GroupResult | None:
+        from .parse import extract_fio_document, parse_fio_document
+
+        doc = extract_fio_document(output.read_text(errors="replace"), str(output))
+        (merged,) = parse_fio_document(doc, merge_all=True)
+        return merged
+
+    def sniff(self, text: str) -> bool:
+        return '"fio version"' in text or '"client_stats"' in text
+
+    def status(self, progress: JobTracker) -> Callable[[str], None]:
+        from .status import FioStatus
+
+        return FioStatus(progress).feed
+
+    def precondition(self, workload: Workload) -> Workload:
+        return super().precondition(workload).model_copy(update={"ioengine": "libaio"})
+
+    def warmup(self, workload: Workload, seconds: float) -> Workload:
+        return super().warmup(workload, seconds).model_copy(update={"ioengine": "libaio"})
+
+    def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
+        from ...doctor import Check
+
+        version = self.version(ex)
+        if version is None:
+            return [Check("fio", False, "not found", "apt-get install -y fio")]
+        new_enough = _version_tuple(version) >= MIN_FIO
+        return [Check("fio", new_enough, f"{version} ({platform.which(ex, 'fio')})",
+                      "" if new_enough else "install fio 3.1 or newer (json+ latency bins)")]
+
+    def testbed_text(self, rendered: str) -> str:
+        """The job file without comments and without the (scratch) path it happened to run in."""
+        lines = []
+        for line in rendered.splitlines():
+            if not line.strip() or line.lstrip().startswith((";", "#")):
+                continue
+            if line.startswith(("directory=", "filename=")):
+                line = line.split("=", 1)[0] + "=<target>"
+            lines.append(line)
+        return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Executors: where commands run (this machine, SSH); see ``base.Executor``."""

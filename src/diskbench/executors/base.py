@@ -1,0 +1,58 @@
+"""Where commands run: the executor seam (this machine, SSH, ...).
+
+The runner speaks only to an Executor, so a job runs the same way here and on a remote host.
+An executor moves commands and files; what the commands say (POSIX shell, PowerShell) is the
+host's platform's business, and an executor asks its platform's shell when it must write one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class Completed:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Executor(ABC):
+    """Run commands and move files on one host."""
+
+    name: str
+    platform: str = "linux"  # the host's platform (registry name): prepares targets, writes commands
+
+    @abstractmethod
+    def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
+        """Run a short command to completion and capture its output.
+
+        ``privileged`` steps (mkfs, mount, fio on devices) get sudo where the host asks for it.
+        """
+
+    @abstractmethod
+    def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
+               stdout_path: Path, stderr_path: Path, privileged: bool = False,
+               workdir: str | None = None) -> int:
+        """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams."""
+
+    @abstractmethod
+    def write_text(self, path: str, text: str) -> None: ...
+
+    @abstractmethod
+    def fetch(self, path: str, dest: Path) -> bool:
+        """Copy a host file into the local artifacts; False if it does not exist."""
+
+    @abstractmethod
+    def workspace(self, local_dir: Path) -> str:
+        """Where this host keeps a job's files (job file, fio output) for ``local_dir``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release connections."""
+
+    def interrupt(self) -> None:  # noqa: B027 - optional hook
+        """Stop the long command running now (from another thread), as Ctrl-C would."""

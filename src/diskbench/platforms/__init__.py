@@ -1,0 +1,1 @@
+"""Platforms: what a host's operating system family does for a run (see ``base.Platform``)."""

@@ -1,0 +1,138 @@
+"""The platform seam: what a host's operating system family does for a run.
+
+A platform prepares storage targets (finds devices, keeps the safety rule, makes filesystems,
+mounts, stripes), gathers host facts, manages scratch and workspace paths, installs packages,
+and writes the commands its executors send (its ``Shell``). Linux is built in; a Windows
+platform plugs in the same way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import DiskbenchError
+from ..executors.base import Executor
+
+if TYPE_CHECKING:
+    from ..doctor import Check
+    from ..profile import TargetModel
+
+
+class Shell(ABC):
+    """How commands are written for a platform's command interpreter."""
+
+    @abstractmethod
+    def join(self, argv: list[str]) -> str: ...
+
+    @abstractmethod
+    def quote(self, text: str) -> str: ...
+
+    @abstractmethod
+    def privileged(self, cmd: str, *, sudo: bool, user: str) -> str: ...
+
+    @abstractmethod
+    def which(self, program: str) -> str: ...
+
+    @abstractmethod
+    def start_detached(self, cmd: str, work: str, wrap: Callable[[list[str]], str]) -> str: ...
+
+    @abstractmethod
+    def follow(self, work: str, pid: str | None, start: str, received: int) -> str: ...
+
+    @abstractmethod
+    def stop(self, pid: str, stop: str, kill: str) -> str: ...
+
+
+@dataclass(frozen=True)
+class DeviceMap:
+    """Where a machine's disks appear, as its provider knows them; paths are tried in order."""
+
+    lun_paths: tuple[str, ...] = ()  # patterns with {n}: the data disk at LUN n
+    temp_paths: tuple[str, ...] = ()  # the temp (resource) disk's partition or device
+    temp_mounts: tuple[str, ...] = ()  # where images mount the temp disk when no path matches
+    nvme_exclude_models: tuple[str, ...] = ()  # NVMe controllers that are not local disks
+    lun_hint: str = ""
+    temp_hint: str = ""
+
+    def merged(self, other: DeviceMap) -> DeviceMap:
+        def cat(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+            return tuple(dict.fromkeys((*a, *b)))
+
+        return DeviceMap(cat(self.lun_paths, other.lun_paths), cat(self.temp_paths, other.temp_paths),
+                         cat(self.temp_mounts, other.temp_mounts),
+                         cat(self.nvme_exclude_models, other.nvme_exclude_models),
+                         self.lun_hint or other.lun_hint, self.temp_hint or other.temp_hint)
+
+
+@dataclass
+class Prepared:
+    """Where the engine writes for one target: a directory, or a raw device."""
+
+    directory: str | None = None
+    filename: str | None = None
+    devices: list[str] = field(default_factory=list)
+    cleanup: list[Callable[[], None]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def usable(self) -> bool:
+        return self.directory is not None or self.filename is not None
+
+    def release(self) -> None:
+        for step in reversed(self.cleanup):
+            try:
+                step()
+            except DiskbenchError:
+                continue
+        self.cleanup.clear()
+
+
+class Preparer(ABC):
+    """Prepares the targets of one machine for one run, and undoes it with ``Prepared.release``."""
+
+    @abstractmethod
+    def prepare(self, target: TargetModel, writes: bool) -> Prepared: ...
+
+
+class Platform(ABC):
+    name: ClassVar[str]
+
+    @abstractmethod
+    def shell(self) -> Shell: ...
+
+    @abstractmethod
+    def which(self, ex: Executor, program: str) -> str | None: ...
+
+    @abstractmethod
+    def make_scratch_dir(self, ex: Executor, near: str | None = None) -> str: ...
+
+    @abstractmethod
+    def remove_tree(self, ex: Executor, path: str) -> None: ...
+
+    @abstractmethod
+    def is_dir(self, ex: Executor, path: str) -> bool: ...
+
+    @abstractmethod
+    def host_facts(self, ex: Executor) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def target_facts(self, ex: Executor, path: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def preparer(self, ex: Executor, *, devices: DeviceMap, allowed: list[str], name: str, run_id: str,
+                 scratch_base: str | None, line: Callable[[str], None]) -> Preparer: ...
+
+    @abstractmethod
+    def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
+        """Install a package with the host's package manager (or explain why not)."""
+
+    def doctor(self, ex: Executor) -> list[Check]:
+        """The host tools this platform needs, for ``diskbench doctor``."""
+        return []
+
+    def default_scratch_base(self, ex: Executor) -> str | None:
+        """Where scratch directories go when the user said nothing."""
+        return None

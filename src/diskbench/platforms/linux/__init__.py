@@ -1,0 +1,92 @@
+"""The Linux platform: POSIX shell, util-linux facts, mkfs/mount/mdadm, apt/dnf/zypper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...errors import ExecutionError
+from ...executors.base import Executor
+from ..base import DeviceMap, Platform, Preparer, Shell
+from .facts import host_facts, target_facts
+from .prepare import LinuxPreparer
+from .shell import PosixShell
+
+if TYPE_CHECKING:
+    from ...doctor import Check
+
+# Package managers in the order they are tried: (program, argv installing PACKAGE).
+PACKAGE_MANAGERS: tuple[tuple[str, list[str]], ...] = (
+    ("apt-get", ["sh", "-c", "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq PACKAGE"]),
+    ("dnf", ["dnf", "install", "-y", "-q", "PACKAGE"]),
+    ("zypper", ["zypper", "--non-interactive", "install", "PACKAGE"]),
+)
+
+
+class LinuxPlatform(Platform):
+    name: ClassVar[str] = "linux"
+
+    def __init__(self) -> None:
+        self._shell = PosixShell()
+
+    def shell(self) -> Shell:
+        return self._shell
+
+    def which(self, ex: Executor, program: str) -> str | None:
+        out = ex.run(["sh", "-c", self._shell.which(program)])
+        return (out.stdout.strip() or None) if out.returncode == 0 else None
+
+    def make_scratch_dir(self, ex: Executor, near: str | None = None) -> str:
+        base = near if near and near.startswith("/") else "/var/tmp"
+        out = ex.run(["sh", "-c", f"mkdir -p {self._shell.quote(base)} && "
+                      f"mktemp -d -p {self._shell.quote(base)} diskbench-scratch-XXXXXX"], privileged=True)
+        if out.returncode != 0:
+            raise ExecutionError(f"{ex.name}: cannot create a scratch directory in {base}: {out.stderr.strip()}")
+        return out.stdout.strip()
+
+    def remove_tree(self, ex: Executor, path: str) -> None:
+        ex.run(["rm", "-rf", "--one-file-system", path], privileged=True)
+
+    def is_dir(self, ex: Executor, path: str) -> bool:
+        return ex.run(["test", "-d", path]).returncode == 0
+
+    def host_facts(self, ex: Executor) -> dict[str, Any]:
+        return host_facts(ex)
+
+    def target_facts(self, ex: Executor, path: str) -> dict[str, Any]:
+        return target_facts(ex, path)
+
+    def preparer(self, ex: Executor, *, devices: DeviceMap, allowed: list[str], name: str, run_id: str,
+                 scratch_base: str | None, line: Callable[[str], None]) -> Preparer:
+        return LinuxPreparer(ex, allowed=allowed, name=name, run_id=run_id, scratch_base=scratch_base,
+                             line=line, devices=devices, platform=self)
+
+    def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
+        for manager, template in PACKAGE_MANAGERS:
+            if self.which(ex, manager):
+                line(f"{host}: installing {package} with {manager}")
+                argv = [part.replace("PACKAGE", package) for part in template]
+                out = ex.run(argv, timeout=900, privileged=True)
+                if out.returncode == 0:
+                    return
+                detail = (out.stderr or out.stdout).strip().splitlines()
+                raise ExecutionError(f"{host}: installing {package} with {manager} failed: "
+                                     f"{detail[-1] if detail else out.returncode}")
+        raise ExecutionError(f"{host}: {package} is not installed and no apt-get, dnf or zypper was found")
+
+    def doctor(self, ex: Executor) -> list[Check]:
+        from ...doctor import Check
+
+        out = []
+        for tool, package in (("findmnt", "util-linux"), ("lsblk", "util-linux")):
+            path = self.which(ex, tool)
+            fix = "" if path else f"apt-get install -y {package}"
+            out.append(Check(tool, path is not None, path or "not found", fix))
+        return out
+
+    def default_scratch_base(self, ex: Executor) -> str | None:
+        if ex.name == "local":  # not /tmp, which may be tmpfs and refuse O_DIRECT
+            import platformdirs
+
+            return platformdirs.user_cache_dir("diskbench")
+        return None

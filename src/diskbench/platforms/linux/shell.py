@@ -1,0 +1,53 @@
+"""The POSIX shell an executor speaks to a Linux host: quoting, sudo, detached runs, following.
+
+A long command runs under ``setsid`` with its output, pid and exit code in files on the host,
+so a dropped connection neither kills nor loses it; following it is ``tail --pid`` on that
+file, which ends the moment the wrapper exits.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+
+from ..base import Shell
+
+
+class PosixShell(Shell):
+    def join(self, argv: list[str]) -> str:
+        return shlex.join(argv)
+
+    def quote(self, text: str) -> str:
+        return shlex.quote(text)
+
+    def privileged(self, cmd: str, *, sudo: bool, user: str) -> str:
+        return "sudo -n " + cmd if sudo and user != "root" else cmd
+
+    def which(self, program: str) -> str:
+        return f"command -v {shlex.quote(program)}"
+
+    def start_detached(self, cmd: str, work: str, wrap: Callable[[list[str]], str]) -> str:
+        """Start ``cmd`` detached in ``work`` (files stdout.txt, stderr.txt, pid, exit_code).
+
+        ``wrap`` turns the detached wrapper's argv into a command line (with sudo where the host
+        needs it). The wrapper outlives a Ctrl-C sent to its group (trap), so the exit code is
+        always written; the pid comes back on stderr as ``PID <n>``.
+        """
+        inner = (f"trap : INT TERM HUP; echo $$ > pid; {cmd} > stdout.txt 2> stderr.txt; "
+                 "echo $? > exit_code.part; mv exit_code.part exit_code")
+        launch = wrap(["setsid", "sh", "-c", inner])
+        return (f"cd {shlex.quote(work)} || exit 97; rm -f pid exit_code; ({launch}) >/dev/null 2>&1 </dev/null &\n"
+                "i=0; while [ ! -s pid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done\n"
+                "p=$(cat pid 2>/dev/null); echo \"PID $p\" >&2\n")
+
+    def follow(self, work: str, pid: str | None, start: str, received: int) -> str:
+        """Stream stdout.txt from byte ``received`` until the wrapper exits, then ``RC <code>``."""
+        head = f"cd {shlex.quote(work)} || exit 97; p={pid}" if pid else start
+        return (f"{head}\n"
+                f"tail -c +{received + 1} -s 0.05 -F --pid=$p stdout.txt 2>/dev/null\n"
+                "echo \"RC $(cat exit_code 2>/dev/null)\" >&2\n")
+
+    def stop(self, pid: str, stop: str, kill: str) -> str:
+        """SIGINT first (fio then writes what it has), SIGKILL after 10 s."""
+        return (f"{stop}; for i in $(seq 50); do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.2; "
+                f"done; {kill}")

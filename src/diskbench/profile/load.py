@@ -1,0 +1,193 @@
+"""Reading profiles: bundled names or files, ``--set`` overrides, and errors with file:line:key.
+
+Overrides are applied to the parsed data, not to re-dumped text, so an error in the file still
+names the file's own line, and an error in an override names the ``--set`` that caused it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from ..errors import ProfileError
+from ..resources import profiles_dir
+from . import machines as _machines
+from . import targets as _targets
+from .schema import LoadedProfile, Profile
+
+_PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
+_TAGS = (_targets.TAG_PREFIX, _machines.TAG_PREFIX)
+
+
+def bundled_profiles() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(profiles_dir().glob("*.yaml"))}
+
+
+def resolve_profile_path(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.is_file():
+            raise ProfileError(f"{name_or_path}: no such profile file")
+        return path
+    bundled = bundled_profiles()
+    if name_or_path in bundled:
+        return bundled[name_or_path]
+    raise ProfileError(
+        f"no profile named {name_or_path!r}",
+        hint=f"bundled profiles: {', '.join(bundled)}; or pass a path to a .yaml file",
+    )
+
+
+def load_profile(name_or_path: str, overrides: tuple[str, ...] | list[str] | dict[str, Any] = ()) -> LoadedProfile:
+    """A profile, with ``key.path=value`` overrides applied (e.g. ``machines[0].size=...``).
+
+    ``overrides`` is a list of ``KEY.PATH=VALUE`` strings (as ``--set`` gives them) or a
+    mapping of key paths to values (as the library facade takes them).
+    """
+    path = resolve_profile_path(name_or_path)
+    text = path.read_text(encoding="utf-8")
+    specs = _override_specs(overrides)
+    if not specs:
+        return LoadedProfile(profile=parse_profile(text, str(path)), path=str(path), text=text)
+    node, data = _read(text, str(path))
+    for spec, parts, value in specs:
+        _set(data, parts, value, spec, str(path))
+    profile = _validate(data, node, str(path), {tuple(parts): spec for spec, parts, _ in specs})
+    header = f"# {path} with --set {' --set '.join(s for s, _, _ in specs)}\n"
+    return LoadedProfile(profile=profile, path=str(path), text=header + yaml.safe_dump(data, sort_keys=False))
+
+
+def _override_specs(overrides: tuple[str, ...] | list[str] | dict[str, Any]) -> list[tuple[str, list[Any], Any]]:
+    """(as the user wrote it, key path parts, value) per override."""
+    if isinstance(overrides, dict):
+        pairs = [(f"{k}={v}", str(k), v) for k, v in overrides.items()]
+    else:
+        pairs = []
+        for spec in overrides:
+            key, sep, raw = spec.partition("=")
+            pairs.append((spec, key if sep else "", yaml.safe_load(raw) if sep else None))
+    out = []
+    for spec, key, value in pairs:
+        parts = [m.group(1) or int(m.group(2)) for m in _PATH_PART.finditer(key.replace("].", "]"))]
+        if not parts:
+            raise ProfileError(f"--set {spec!r}: use KEY.PATH=VALUE, e.g. defaults.runtime=5s")
+        out.append((spec, parts, value))
+    return out
+
+
+def _set(data: Any, parts: list[Any], value: Any, spec: str, filename: str) -> None:
+    node = data
+    key = spec.split("=", 1)[0]
+    for part in parts[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            raise ProfileError(f"--set {spec!r}: {filename} has no {key!r}") from None
+    try:
+        node[parts[-1]] = value
+    except (IndexError, TypeError):
+        raise ProfileError(f"--set {spec!r}: {filename} has no {key!r}") from None
+
+
+def parse_profile(text: str, filename: str = "<profile>") -> Profile:
+    node, data = _read(text, filename)
+    return _validate(data, node, filename, {})
+
+
+def _read(text: str, filename: str) -> tuple[yaml.Node | None, Any]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        _reject_duplicate_keys(node, filename)
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        line = f":{mark.line + 1}" if mark else ""
+        raise ProfileError(f"{filename}{line}: invalid YAML: {exc.problem}") from None
+    if not isinstance(data, dict):
+        raise ProfileError(f"{filename}:1: a profile must be a YAML mapping with name and workloads")
+    return node, data
+
+
+def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> Profile:
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as exc:
+        raise _profile_error(exc, node, filename, overridden) from None
+
+
+def _reject_duplicate_keys(node: yaml.Node | None, filename: str) -> None:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            if key.value in seen:
+                raise ProfileError(
+                    f"{filename}:{key.start_mark.line + 1}: key {key.value!r} appears twice"
+                )
+            seen.add(key.value)
+            _reject_duplicate_keys(value, filename)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            _reject_duplicate_keys(item, filename)
+
+
+def user_loc(loc: tuple[Any, ...] | list[Any]) -> list[Any]:
+    """A pydantic error location as the user wrote the keys: no union tags or validator labels."""
+    return [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith(_TAGS)))]
+
+
+def _profile_error(exc: ValidationError, root: yaml.Node | None, filename: str,
+                   overridden: dict[tuple[Any, ...], str]) -> ProfileError:
+    errors = exc.errors()
+    first = errors[0]
+    loc = user_loc(first["loc"])
+    path = format_key_path(loc)
+    msg = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if first["type"] == "extra_forbidden":
+        msg = f"unknown key {loc[-1]!r}"
+        path = format_key_path(loc[:-1]) or "(top level)"
+    elif first["type"] == "missing":
+        msg = f"required key {loc[-1]!r} is missing"
+        path = format_key_path(loc[:-1]) or "(top level)"
+    elif first["type"] == "literal_error":
+        msg = f"{first.get('input')!r} is not allowed: {msg}"
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
+    line = None if spec else _line_of(root, loc)
+    where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
+    return ProfileError(f"{where}: {path}: {msg}{more}" if path else f"{where}: {msg}{more}")
+
+
+def format_key_path(loc: list[Any] | tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _line_of(node: yaml.Node | None, loc: list[Any]) -> int | None:
+    """Line of the deepest YAML node the error path reaches (1-based)."""
+    best = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
+            match = next(((k, v) for k, v in node.value if k.value == part), None)
+            if match is None:
+                break
+            node = match[1]
+            best = match[0].start_mark.line + 1
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            best = node.start_mark.line + 1
+        else:
+            break
+    return best
+
+
+def profile_json_schema() -> dict[str, Any]:
+    schema = Profile.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "diskbench profile"
+    return schema

@@ -1,0 +1,94 @@
+"""Machines in a profile: SSH hosts that exist, and machines a provider creates.
+
+``hosts:`` lists machines that already exist (the static provider reaches them over SSH).
+``machines:`` lists machines a provider creates; each provider brings the schema of its own
+entries, and ``provider:`` picks the schema (a discriminated union built from the registry).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from typing import Annotated, Any, cast
+
+from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator, model_validator
+
+from .targets import ScratchTarget, Target, TargetModel
+from .workload import Strict, named
+
+MachineName = Annotated[str, AfterValidator(named("machine"))]
+TAG_PREFIX = "provider:"  # marks the union's tag in validation error locations (stripped for users)
+
+
+class Host(Strict):
+    """An existing machine reached over SSH."""
+
+    name: MachineName
+    address: str
+    port: int = Field(22, ge=1, le=65535)
+    user: str | None = Field(None, description="login user (default: your local user name)")
+    key_file: str | None = Field(None, description="private key; default: SSH agent and ~/.ssh keys")
+    sudo: bool = Field(False, description="prefix privileged steps with passwordless sudo")
+    host_key: str | None = Field(None, description="pinned host key fingerprint, SHA256:...")
+    install_fio: bool = Field(True, description="install the engine (fio) with apt/dnf/zypper when missing")
+    platform: str = Field("linux", description="the host's operating system family")
+    targets: dict[str, Target] = Field(
+        default_factory=lambda: {"scratch": cast(TargetModel, ScratchTarget(scratch=True))},
+        description="named storage targets on this host")
+    destroy_data_on: list[str] = Field(default_factory=list, description="devices diskbench may overwrite")
+    workloads: list[str] | None = Field(None, description="names of workloads to run (default all)")
+
+    @field_validator("targets")
+    @classmethod
+    def _target_names(cls, v: dict[str, TargetModel]) -> dict[str, TargetModel]:
+        for name in v:
+            named("target")(name)
+        if not v:
+            raise ValueError("a host needs at least one target")
+        return v
+
+
+class MachineBase(Strict):
+    """What every provider's machine has: a name, its storage targets, and which workloads run."""
+
+    name: MachineName
+    provider: str
+    target: Target | None = Field(None, description="the one storage target (or use targets:)")
+    targets: dict[str, Target] | None = Field(None, description="several named storage targets")
+    workloads: list[str] | None = Field(None, description="names of workloads to run (default all)")
+    description: str = ""
+
+    @model_validator(mode="after")
+    def _one_way(self) -> Any:
+        if (self.target is None) == (self.targets is None):
+            raise ValueError("a machine needs either target: or targets:")
+        for name in self.targets or {}:
+            named("target")(name)
+        return self
+
+    def named_targets(self) -> dict[str, TargetModel]:
+        """Named targets; a single ``target:`` is named by its label (``temp``, ``dir:/data``)."""
+        if self.targets is not None:
+            return self.targets
+        assert self.target is not None
+        return {"": self.target}
+
+
+def machine_union() -> Any:
+    """The type of a ``machines:`` entry: each installed provider's schema, picked by ``provider:``."""
+    from .. import registry
+
+    providers = [(p, model) for p in registry.providers.all() if (model := p.machine_schema()) is not None]
+    if not providers:
+        return MachineBase
+    default = next((p.name for p, _ in providers if p.default_for_machines), providers[0][0].name)
+    names = [p.name for p, _ in providers]
+
+    def pick(value: Any) -> str | None:
+        name = value.get("provider", default) if isinstance(value, dict) else getattr(value, "provider", None)
+        return TAG_PREFIX + name if name in names else None
+
+    members = tuple(Annotated[model, Tag(TAG_PREFIX + p.name)] for p, model in providers)
+    return Annotated[functools.reduce(operator.or_, members), Discriminator(
+        pick, custom_error_type="provider",
+        custom_error_message=f"provider must be one of {', '.join(names)} (the installed providers)")]

@@ -1,0 +1,203 @@
+"""Workloads: the vocabulary every engine understands, sweeps, and sections run together.
+
+The vocabulary is fio's (rw, bs, iodepth, numjobs, ...), because that is what storage people
+speak; each engine says which of it it can honour (``Engine.check_workload``) and may add a
+block of its own options. ``sections`` run several jobs at once in one engine run, each on its
+own target (a reader on the cached disk and a writer on the striped one, as in Azure's guide).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..units import parse_duration, parse_size
+
+RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim",
+            "trimwrite")
+WRITE_MODES = ("write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ENGINE_RE = re.compile(r"^[a-z0-9_:.-]+$")
+_OPT_RE = re.compile(r"^[a-z0-9_]+$")
+Scalar = str | int | float | bool
+SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _check_size(value: str | int) -> str:
+    if parse_size(value) <= 0:
+        raise ValueError(f"{value!r} is not a size greater than zero")
+    return str(value)
+
+
+def named(kind: str) -> Callable[[str], str]:
+    def check(v: str) -> str:
+        if not NAME_RE.match(v):
+            raise ValueError(f"{v!r} is not a {kind} name (letters, digits, '.', '_', '-')")
+        return v
+
+    return check
+
+
+class WorkloadOptions(Strict):
+    """Settings a workload can take; also the profile's ``defaults:`` block."""
+
+    engine: str | None = Field(None, description="the benchmark engine (default: fio)")
+    rw: Literal[RW_MODES] | None = None  # type: ignore[valid-type]
+    bs: str | None = Field(None, description="block size, e.g. 4k, 8k, 64k, 1M")
+    iodepth: int | None = Field(None, ge=1, le=65536)
+    numjobs: int | None = Field(None, ge=1, le=4096)
+    rwmixread: int | None = Field(None, ge=0, le=100, description="read share of rw/randrw in %")
+    size: str | None = Field(None, description="file size per job, e.g. 128M, 1G")
+    runtime: str | None = Field(None, description="measured time, e.g. 30s, 2m")
+    ramp_time: str | None = Field(None, description="warm-up time not counted, e.g. 2s")
+    direct: bool | None = Field(None, description="O_DIRECT (bypass the page cache)")
+    ioengine: str | None = Field(None, description="fio ioengine: libaio, io_uring, psync, sync …")
+    rate_iops: int | None = Field(None, ge=1, description="cap on IOPS per job")
+    time_based: bool | None = Field(None, description="run for runtime even if size is done")
+    extra: dict[str, Scalar] | None = Field(None, description="other engine options, verbatim (fio options)")
+    engine_options: dict[str, dict[str, Any]] | None = Field(
+        None, description="blocks of engine-only options, keyed by engine (e.g. diskspd:)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _engine_blocks(cls, data: Any) -> Any:
+        """``diskspd: {...}`` and the like: a block named after an engine, kept for that engine."""
+        if isinstance(data, dict):
+            from .. import registry
+
+            keys = [k for k in data if k not in cls.model_fields and k in _engine_names(registry)]
+            if keys:
+                blocks = {k: data[k] for k in keys}
+                data = {k: v for k, v in data.items() if k not in keys}
+                data["engine_options"] = {**(data.get("engine_options") or {}), **blocks}
+        return data
+
+    @field_validator("bs", mode="before")
+    @classmethod
+    def _bs(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            return _check_size(v)
+        except ValueError:
+            raise ValueError(f"{v!r} is not a block size (use e.g. 4k, 8k, 64k, 1M)") from None
+
+    @field_validator("size", mode="before")
+    @classmethod
+    def _size(cls, v: Any) -> Any:
+        return v if v is None else _check_size(v)
+
+    @field_validator("runtime", "ramp_time", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        parse_duration(v)
+        return str(v)
+
+    @field_validator("ioengine")
+    @classmethod
+    def _ioengine(cls, v: str | None) -> str | None:
+        if v is not None and not _ENGINE_RE.match(v):
+            raise ValueError(f"{v!r} is not an fio ioengine name")
+        return v
+
+    @field_validator("extra")
+    @classmethod
+    def _extra(cls, v: dict[str, Scalar] | None) -> dict[str, Scalar] | None:
+        for key in v or {}:
+            if not _OPT_RE.match(key):
+                raise ValueError(f"{key!r} is not an fio option name")
+        return v
+
+
+def _engine_names(registry: Any) -> list[str]:
+    return list(registry.engines.names())
+
+
+BUILTIN_DEFAULTS = WorkloadOptions(
+    bs="4k", iodepth=1, numjobs=1, size="1G", runtime="30s", ramp_time="2s",
+    direct=True, ioengine="libaio", time_based=True,
+)
+WorkloadName = Annotated[str, AfterValidator(named("workload"))]
+
+
+class Section(WorkloadOptions):
+    """One job of a workload that runs several at once; its keys win over the workload's."""
+
+    name: WorkloadName = Field(description="the job's name within the workload")
+    target: str | None = Field(None, description="the named target this job runs on (default: the workload's)")
+
+
+class Workload(WorkloadOptions):
+    name: WorkloadName = Field(description="unique name; letters, digits, . _ -")
+    description: str = ""
+    targets: list[str] | None = Field(None, description="names of host targets to run on (default all)")
+    sweep: dict[Literal[SWEEPABLE], list[int | str]] | None = Field(  # type: ignore[valid-type]
+        None, description="run once per value of one parameter; `bs: [4k, 64k]` is the same as "
+        "`sweep: {bs: [4k, 64k]}`")
+    sections: list[Section] | None = Field(
+        None, description="several jobs run at once in one engine run, each on its own target")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _lists_are_sweeps(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            lists = {k: data[k] for k in SWEEPABLE if isinstance(data.get(k), list)}
+            if lists:
+                data = {k: v for k, v in data.items() if k not in lists}
+                data["sweep"] = {**(data.get("sweep") or {}), **lists}
+        return data
+
+    @field_validator("sweep")
+    @classmethod
+    def _one_sweep(cls, v: dict[str, list[int | str]] | None) -> dict[str, list[int | str]] | None:
+        if not v:
+            return None
+        if len(v) != 1:
+            raise ValueError(f"a workload sweeps one parameter at a time, not {', '.join(v)}")
+        for param, values in v.items():
+            if not values:
+                raise ValueError(f"{param}: a sweep needs at least one value")
+            for value in values:
+                try:
+                    WorkloadOptions.model_validate({param: value})
+                except ValidationError as exc:
+                    msg = exc.errors()[0]["msg"].removeprefix("Value error, ")
+                    raise ValueError(f"{param} value {value!r}: {msg}") from None
+        return v
+
+    @field_validator("sections")
+    @classmethod
+    def _section_names(cls, v: list[Section] | None) -> list[Section] | None:
+        if v is not None:
+            names = [s.name for s in v]
+            if len(set(names)) != len(names):
+                raise ValueError("section names must be unique within a workload")
+            if not v:
+                return None
+        return v
+
+    def section_targets(self) -> list[str]:
+        """The target names this workload's sections name (empty without sections)."""
+        return [s.target for s in self.sections or [] if s.target]
+
+    def for_section(self, section: Section) -> Workload:
+        """This workload with one section's settings on top: what that job runs."""
+        merged = self.model_dump(exclude_none=True, exclude={"sections"})
+        merged.update(section.model_dump(exclude_none=True, exclude={"target", "name"}))
+        merged["extra"] = {**(self.extra or {}), **(section.extra or {})}
+        merged["name"] = section.name
+        return Workload.model_validate(merged)
+
+
+def writes(rw: str | None) -> bool:
+    """Does this rw mode write? (then a device target must be free to be overwritten)"""
+    return rw in WRITE_MODES

@@ -1,0 +1,120 @@
+"""The Azure provider: VM sizes and prices, pre-flight, tagged resource groups, VMs, teardown.
+
+Importing this package is cheap: the Azure SDK is imported only when a run, ``sizes
+--refresh`` or ``cleanup`` talks to Azure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..base import MachineCost, Problem, Provider, ProviderRun, RunContext
+
+if TYPE_CHECKING:
+    import click
+    from pydantic import BaseModel
+
+    from ...executors.base import Executor
+    from ...plan import Plan
+    from ...platforms.base import DeviceMap
+    from ...profile import MachineBase
+
+JOURNAL = "azure-journal.jsonl"
+
+
+class AzureProvider(Provider):
+    name: ClassVar[str] = "azure"
+    default_for_machines: ClassVar[bool] = True
+    creates_machines: ClassVar[bool] = True
+
+    def machine_schema(self) -> type[BaseModel]:
+        from .schema import Machine
+
+        return Machine
+
+    def device_map(self) -> DeviceMap:
+        from .devices import DEVICE_MAP
+
+        return DEVICE_MAP
+
+    def offline_problems(self, machines: list[MachineBase]) -> list[Problem]:
+        from .preflight import check_machines
+        from .schema import Machine
+
+        return check_machines([m for m in machines if isinstance(m, Machine)])
+
+    def describe(self, machine: MachineBase) -> tuple[str, str]:
+        from .schema import Machine
+
+        assert isinstance(machine, Machine)
+        os_disk = machine.os_disk
+        parts = [f"OS ephemeral on {os_disk.ephemeral}" if os_disk.ephemeral
+                 else f"OS {os_disk.type} cache={os_disk.caching}"]
+        parts += [f"{d.count}x {d.type} {d.size_gb}G cache={d.caching}" for d in machine.data_disks]
+        return machine.size, ", ".join(parts)
+
+    def costs(self, plan: Plan, *, refresh: bool, line: Callable[[str], None]) -> tuple[list[MachineCost], str]:
+        from .pricing import estimate, load_prices
+        from .pricing import refresh as refresh_prices
+        from .schema import Machine
+
+        if refresh:
+            by_region: dict[str, set[str]] = {}
+            for m in plan.profile.profile.machine_entries:
+                if isinstance(m, Machine):
+                    by_region.setdefault(m.region, set()).add(m.size)
+            for region, names in by_region.items():
+                got = refresh_prices(region, sorted(names))
+                line(f"prices: {len(got)} of {len(names)} size(s) refreshed for {region}")
+        prices = load_prices()
+        return estimate(plan, prices), f"prices: {prices['source']}"
+
+    def host_facts(self, ex: Executor) -> dict[str, Any]:
+        from .facts import azure_facts
+
+        return azure_facts(ex)
+
+    def run_options(self) -> list[Callable[[click.Command], click.Command]]:
+        from .cli import run_options
+
+        return run_options()
+
+    def commands(self) -> list[click.Command]:
+        from .cli import commands
+
+        return commands()
+
+    def start(self, ctx: RunContext) -> ProviderRun:
+        """Log in (or fail with how to) before the run is recorded; the run itself is per run id."""
+        from .groups import Journal
+        from .netspec import ssh_source
+        from .provider import AzureRun
+        from .session import connect, detect_public_address
+
+        session = connect(ctx.options.get("subscription"))
+        source = ctx.options.get("ssh_source")
+        cidr = ssh_source(source) if source else detect_public_address()
+        journal = Journal(ctx.state_dir / JOURNAL)
+        return AzureRun(session, journal, ctx.run_id, ctx.state_dir / "keys", ssh_source=cidr, line=ctx.line)
+
+    def cleanup(self, options: dict[str, Any], *, state_dir: Path, run_id: str | None, older_than: float | None,
+                dry_run: bool, line: Callable[[str], None]) -> list[str]:
+        from datetime import timedelta
+
+        from .groups import Journal, delete_group, find_leftovers
+        from .session import connect
+
+        session = connect(options.get("subscription"))
+        journal = Journal(state_dir / JOURNAL)
+        age = timedelta(seconds=older_than) if older_than is not None else None
+        done = []
+        for group in find_leftovers(session, journal, older_than=age, run_id=run_id):
+            if dry_run:
+                done.append(f"would delete {group.name} ({group.reason})")
+                continue
+            line(f"deleting {group.name} ({group.reason})")
+            delete_group(session, journal, group.name)
+            done.append(f"deleted {group.name}")
+        return done

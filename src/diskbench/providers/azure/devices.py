@@ -1,0 +1,14 @@
+"""Where an Azure VM's disks appear (the udev links Azure's Linux images ship)."""
+
+from __future__ import annotations
+
+from ...platforms.base import DeviceMap
+
+DEVICE_MAP = DeviceMap(
+    lun_paths=("/dev/disk/azure/scsi1/lun{n}", "/dev/disk/azure/data/by-lun/{n}"),
+    temp_paths=("/dev/disk/azure/resource-part1",),
+    temp_mounts=("/mnt",),
+    nvme_exclude_models=("accelerator",),  # the NVMe front of remote disks on v6 sizes, not a local disk
+    lun_hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1`",
+    temp_hint="this VM size may have none",
+)

@@ -1,0 +1,147 @@
+"""The provider seam: where a run's machines come from, and what they are.
+
+A provider brings the profile schema of its machines, checks them before anything is created
+(offline and against the cloud), says what a plan costs, creates the machines, waits until they
+answer over SSH, says where their disks appear (its device map) and what their limits are,
+and always removes what it created. ``local`` (this machine) and ``static`` (hosts that exist)
+are providers too; Azure is built in the same way, and others plug in as one folder.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import Unavailable
+from ..platforms.base import DeviceMap
+
+if TYPE_CHECKING:
+    import click
+    from pydantic import BaseModel
+
+    from ..executors.base import Executor
+    from ..executors.hostkeys import HostKeyTrust
+    from ..plan import Plan, PlannedJob
+    from ..profile import MachineBase
+
+
+@dataclass
+class Problem:
+    """Something that would make a machine fail, found before anything is created."""
+
+    machine: str
+    message: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.machine}: {self.message} ({self.fix})"
+
+
+@dataclass
+class MachineCost:
+    machine: str
+    size: str
+    vm_minutes: float
+    usd: float | None
+    note: str = ""
+
+
+@dataclass
+class RunContext:
+    """What a provider needs to know about the run it serves."""
+
+    run_id: str
+    state_dir: Path  # beside the store: journals, per-run keys
+    line: Callable[[str], None]
+    options: dict[str, Any] = field(default_factory=dict)  # the provider's own run options
+
+
+class ProviderRun(ABC):
+    """One run's machines of one provider: acquire each, and release them all at the end."""
+
+    def __init__(self) -> None:
+        self.stopping = threading.Event()  # set on Ctrl-C: waits end, teardown follows
+
+    def begin(self, machines: list[MachineBase]) -> None:  # noqa: B027 - optional hook
+        """Pre-flight against the cloud and shared resources, before any machine is created."""
+
+    @abstractmethod
+    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
+        """A connected executor for the job's machine (created first if need be), and the job
+        with its host filled in."""
+
+    def teardown(self) -> None:  # noqa: B027 - optional hook
+        """Delete everything this run created; safe to call twice."""
+
+    @property
+    def holds_resources(self) -> bool:
+        return False
+
+    def keep_note(self) -> str:
+        return ""
+
+    def facts(self) -> dict[str, Any]:
+        """What the provider learnt that belongs in the run's record (e.g. live size limits)."""
+        return {}
+
+
+class Provider(ABC):
+    name: ClassVar[str]
+    default_for_machines: ClassVar[bool] = False  # the provider of machines that name none
+    creates_machines: ClassVar[bool] = False
+
+    def machine_schema(self) -> type[BaseModel] | None:
+        """The pydantic model of this provider's entries under ``machines:`` (None: it has none).
+
+        Asked only when a profile is read, so listing commands never imports pydantic models.
+        """
+        return None
+
+    def spec(self, machine: MachineBase) -> dict[str, Any]:
+        """The machine as declared, for testbed keys (never measured values)."""
+        return machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
+
+    def device_map(self) -> DeviceMap:
+        """Where this provider's machines show their disks (temp disk, LUN n, NVMe)."""
+        return DeviceMap()
+
+    def offline_problems(self, machines: list[MachineBase]) -> list[Problem]:
+        """Checks that need no login: every problem at once, nothing created."""
+        return []
+
+    def describe(self, machine: MachineBase) -> tuple[str, str]:
+        """(size, storage) of a machine, for the plan table."""
+        return "", ""
+
+    def costs(self, plan: Plan, *, refresh: bool, line: Callable[[str], None]) -> tuple[list[MachineCost], str]:
+        """Machine-minutes and an estimate per machine of this provider, and where prices came from."""
+        return [], ""
+
+    def host_facts(self, ex: Executor) -> dict[str, Any]:
+        """Facts a host knows about itself in this provider's cloud (e.g. its metadata service)."""
+        return {}
+
+    def run_options(self) -> list[Callable[[click.Command], click.Command]]:
+        """click options this provider adds to ``run`` (passed back in ``RunContext.options``)."""
+        return []
+
+    def commands(self) -> list[click.Command]:
+        """CLI commands of this provider (``sizes`` and the like)."""
+        return []
+
+    def cleanup(self, options: dict[str, Any], *, state_dir: Path, run_id: str | None, older_than: float | None,
+                dry_run: bool, line: Callable[[str], None]) -> list[str]:
+        """Delete what earlier runs left behind; returns what was (or would be) deleted."""
+        return []
+
+    @abstractmethod
+    def start(self, ctx: RunContext) -> ProviderRun:
+        """The provider's part of one run."""
+
+
+def unavailable(name: str, what: str) -> Unavailable:
+    return Unavailable(f"the {name} provider cannot {what}")

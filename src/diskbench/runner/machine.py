@@ -1,0 +1,175 @@
+"""One machine's part of a run: get it, learn what it is, prepare its targets, run its units.
+
+Targets are prepared once per run and released at the end (unmounted, arrays stopped), also
+when a unit fails; the host's workspace is removed and the connection closed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from .. import registry
+from ..engines.base import Engine, Place
+from ..errors import DiskbenchError
+from ..executors.base import Executor
+from ..model import GroupResult
+from ..plan import LOCAL, Plan, PlannedJob
+from ..platforms.base import Platform, Prepared, Preparer
+from ..profile import writes
+from ..providers.base import ProviderRun
+from ..store import now_iso
+from .options import RunOptions, RunOutcome
+from .testbed import testbed_key
+from .unit import data_passes, run_engine, summary
+
+if TYPE_CHECKING:
+    from ..executors.hostkeys import HostKeyTrust
+    from .runner import Runner
+
+
+class MachineWork:
+    def __init__(self, runner: Runner, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
+                 total: int, outcome: RunOutcome) -> None:
+        self.runner, self.run_id, self.jobs, self.plan = runner, run_id, jobs, plan
+        self.options, self.total, self.outcome = options, total, outcome
+        self.machine = jobs[0].machine
+        self.store = runner.store
+        self.ui = runner.ui
+        self.prepared: dict[str, Prepared] = {}
+        self.versions: dict[str, str | None] = {}
+        self._target_facts: dict[str, dict[str, Any]] = {}
+
+    def acquire(self, prun: ProviderRun, trust: HostKeyTrust | None) -> Executor:
+        if self.jobs[0].provider == LOCAL:
+            return self.runner.local_executor()
+        assert trust is not None
+        ex, first = prun.acquire(self.jobs[0], trust)
+        self.jobs = [replace(j, host=first.host) for j in self.jobs]
+        return ex
+
+    def run(self, ex: Executor) -> None:
+        platform = registry.platforms.get(ex.platform)
+        try:
+            self._learn(ex, platform)
+            preparer = self._preparer(ex, platform)
+            for index, job in enumerate(self.jobs):
+                if self.runner.stopped:
+                    return
+                places = self._places(job, self.jobs[index:], preparer)
+                if places is None:
+                    continue
+                ok = self._unit(ex, platform, job, places)
+                with self.runner._lock:
+                    self.outcome.done += ok
+                    self.outcome.failed += not ok
+        except DiskbenchError as exc:
+            remaining = [j for j in self.jobs if self._status(j) in ("pending", "running")]
+            self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
+        finally:
+            for where in self.prepared.values():
+                where.release()
+            remove = getattr(ex, "remove_workspace", None)
+            if remove is not None:
+                remove(self.run_id)
+            ex.close()
+
+    def _status(self, job: PlannedJob) -> str:
+        return next((j["status"] for j in self.store.get_jobs(self.run_id) if j["key"] == job.key), "pending")
+
+    # --- before the units -------------------------------------------------------------------
+    def _learn(self, ex: Executor, platform: Platform) -> None:
+        """Engines present (installed where allowed), and the host's facts recorded."""
+        host = self.jobs[0].host
+        facts = platform.host_facts(ex)
+        for name in dict.fromkeys(j.engine for j in self.jobs):
+            engine = registry.engines.get(name)
+            version = engine.ensure(ex, platform, install=host.install_fio if host else False,
+                                    host=self.machine, line=self.ui.line)
+            self.versions[name] = version
+            facts[f"{name}_version"] = version
+        for provider in registry.providers.all():
+            facts.update(provider.host_facts(ex))
+        self.store.add_host_facts(self.run_id, self.machine, facts)
+
+    def _preparer(self, ex: Executor, platform: Platform) -> Preparer:
+        host = self.jobs[0].host
+        allowed = self.plan.destroy_data_on + (host.destroy_data_on if host else [])
+        base = self.options.scratch_base if self.jobs[0].provider == LOCAL else None
+        devices = registry.providers.get(self.jobs[0].provider).device_map()
+        return platform.preparer(ex, devices=devices, allowed=allowed, name=self.machine, run_id=self.run_id,
+                                 scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line)
+
+    def _places(self, job: PlannedJob, rest: list[PlannedJob], preparer: Preparer) -> list[Place] | None:
+        """The job's targets prepared (once per run); None when one cannot be (its units fail)."""
+        places = []
+        for part in job.parts:
+            label = part.target_label
+            if label not in self.prepared:
+                uses = [j for j in rest if label in [p.target_label for p in j.parts]]
+                write = any(writes(p.workload.rw) for j in uses for p in j.parts if p.target_label == label)
+                try:
+                    self.prepared[label] = preparer.prepare(part.target, write)
+                except DiskbenchError as exc:
+                    self.runner.fail(self.run_id, uses, str(exc), self.outcome)
+                    self.prepared[label] = Prepared()  # nothing to run on
+            where = self.prepared[label]
+            if not where.usable:
+                return None
+            places.append(Place(part.workload, label, where.directory, where.filename))
+        return places
+
+    # --- one unit ---------------------------------------------------------------------------
+    def _facts_of(self, ex: Executor, platform: Platform, path: str) -> dict[str, Any]:
+        """Filesystem and disks of a target, looked up once per run (they do not change)."""
+        if path not in self._target_facts:
+            self._target_facts[path] = platform.target_facts(ex, path)
+        return self._target_facts[path]
+
+    def _unit(self, ex: Executor, platform: Platform, job: PlannedJob, places: list[Place]) -> bool:
+        engine = registry.engines.get(job.engine)
+        art = self.store.run_artifacts(self.run_id) / f"{job.seq:02d}-{job.slug}"
+        art.mkdir(parents=True, exist_ok=True)
+        rendered = engine.render(job, places)
+        first = places[0]
+        self.store.update_job(
+            self.run_id, job.key, status="running", started=now_iso(), rendered=rendered, message=None,
+            facts=self._facts_of(ex, platform, first.directory or first.filename or "/"),
+            testbed=testbed_key(job, engine.testbed_text(rendered), engine.name, self.versions.get(engine.name)))
+        label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
+        index = self.runner.next_index()
+        data_passes(ex, engine, job, places, art, label, self.ui.line)
+        with self.ui.job(index, self.total, label, job.expected_s, 0.0) as tracker:
+            rc = run_engine(ex, engine, job, rendered, art, tracker)
+        if self.runner.stopped:
+            self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
+            return False
+        groups, message = engine.outcome(art, rc)
+        self._store(job, engine, groups, art)
+        ok = message is None
+        self.store.update_job(self.run_id, job.key, status="done" if ok else "failed",
+                              finished=now_iso(), exit_code=rc, message=message)
+        if ok:
+            self.ui.job_done(tracker, "done, " + summary(groups))
+        else:
+            self.ui.line(f"{tracker.label}: FAILED: {message}")
+            with self.runner._lock:
+                self.outcome.messages.append(f"{label}: {message}")
+        return ok
+
+    def _store(self, job: PlannedJob, engine: Engine, groups: list[GroupResult], art: Any) -> None:
+        """Commit the unit's results: one per group, and for sections one per job plus their merge."""
+        if not job.sections:
+            for group in groups:
+                self.store.add_results(self.run_id, job.key, group, workload=job.workload.name,
+                                       target=job.target_label, host=job.machine, repeat=job.repeat)
+            return
+        targets = {s.workload.name: s.target_label for s in job.sections}
+        for group in groups:
+            name = group.job_names[0] if group.job_names else group.name
+            self.store.add_results(self.run_id, job.key, group, workload=f"{job.workload.name}/{name}",
+                                   target=targets.get(name, job.target_label), host=job.machine, repeat=job.repeat)
+        combined = engine.combine(art / engine.output_name) if len(groups) > 1 else None
+        if combined is not None:
+            self.store.add_results(self.run_id, job.key, combined, workload=job.workload.name,
+                                   target=job.target_label, host=job.machine, repeat=job.repeat)

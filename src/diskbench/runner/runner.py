@@ -1,0 +1,255 @@
+"""plan -> results: the runner orchestrates, and only that.
+
+It asks the plan for units of work, each machine's provider for an executor, the host's
+platform for prepared targets, the unit's engine for job files, commands and results, and the
+recorder (the store) to commit every step. Machines run in parallel threads, the units of one
+machine one after another; one failing machine does not stop the others. An interrupted run
+can be shown and resumed, and raw outputs are always kept.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import fields
+from typing import TYPE_CHECKING
+
+from .. import registry
+from ..errors import DiskbenchError, ExecutionError, Interrupted
+from ..executors.base import Executor
+from ..plan import LOCAL, Plan, PlannedJob, build_plan
+from ..profile import LoadedProfile, parse_profile
+from ..providers.base import ProviderRun, RunContext
+from ..store import new_run_id, now_iso
+from .machine import MachineWork
+from .options import RunOptions, RunOutcome
+from .progress import NullProgress, Progress
+from .recorder import Recorder
+
+if TYPE_CHECKING:
+    from ..executors.hostkeys import HostKeyTrust
+
+__all__ = ["Interrupted", "RunOptions", "RunOutcome", "Runner"]
+
+
+class Runner:
+    def __init__(self, store: Recorder, ui: Progress | None = None, executor: Executor | None = None) -> None:
+        self.store = store
+        self.ui: Progress = ui or NullProgress()
+        self.local = executor
+        self.provider_runs: dict[str, ProviderRun] = {}
+        self._stop = threading.Event()
+        self._active: dict[str, Executor] = {}
+        self._counter = 0
+        self._lock = threading.Lock()
+
+    # --- entry points -----------------------------------------------------------------------
+    def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
+        self._check_local(plan.jobs, options)
+        loaded = plan.profile
+        run_id = new_run_id()
+        self._start_providers(run_id, plan, options)  # logs in to clouds before anything is recorded
+        self.store.create_run(profile=loaded.profile.name, profile_path=loaded.path, profile_text=loaded.text,
+                              options=options.to_json(), run_id=run_id)
+        self.store.add_jobs(run_id, [
+            {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine,
+             "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
+            for j in plan.jobs
+        ])
+        return self._execute(run_id, plan, plan.jobs, options)
+
+    def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
+        run = self.store.get_run(run_ref)
+        if run["origin"] != "run" or not run["profile_text"]:
+            raise DiskbenchError(f"run {run['id']} was imported, not run; there is nothing to resume")
+        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key", "keep"}
+        saved = RunOptions(**{k: v for k, v in run["options"].items() if k in known})
+        if options is not None:
+            saved.accept_new_host_key = options.accept_new_host_key
+        profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
+        loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
+        plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
+                          destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads)
+        done = self.store.result_keys(run["id"])
+        todo = [j for j in plan.jobs if j.key not in done]
+        if not todo:
+            self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
+        self._check_local(todo, saved)
+        self._start_providers(run["id"], plan, saved)
+        self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
+        return self._execute(run["id"], plan, todo, saved)
+
+    def _check_local(self, jobs: list[PlannedJob], options: RunOptions) -> None:
+        """This machine's engine and target directories, checked before a run is recorded."""
+        local = [j for j in jobs if j.provider == LOCAL]
+        if not local:
+            return
+        ex = self.local_executor()
+        platform = registry.platforms.get(ex.platform)
+        for name in dict.fromkeys(j.engine for j in local):
+            engine = registry.engines.get(name)
+            if not engine.version(ex):
+                raise ExecutionError(f"{engine.name} is not installed on this machine",
+                                     hint=f"install it with `apt-get install -y {engine.name}`, then run again")
+        for job in local:  # a typo in --target is caught before a run is recorded
+            for part in job.parts:
+                path = getattr(part.target, "dir", None)
+                if path and not platform.is_dir(ex, path):
+                    raise ExecutionError(f"target directory {path} does not exist",
+                                         hint="create it, or pass an existing directory to --target")
+
+    def local_executor(self) -> Executor:
+        if self.local is None:
+            from ..executors.local import LocalExecutor
+
+            self.local = LocalExecutor()
+        return self.local
+
+    def _start_providers(self, run_id: str, plan: Plan, options: RunOptions) -> None:
+        ctx = RunContext(run_id, self.store.path.parent, self.ui.line, options.provider_options)
+        for name in plan.providers():
+            if name not in self.provider_runs:
+                self.provider_runs[name] = registry.providers.get(name).start(ctx)
+
+    # --- the run ----------------------------------------------------------------------------
+    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob], options: RunOptions) -> RunOutcome:
+        outcome = RunOutcome(run_id, "running")
+        by_machine: dict[str, list[PlannedJob]] = {}
+        for job in todo:
+            by_machine.setdefault(job.machine, []).append(job)
+        self.ui.line(f"run {run_id}: profile {plan.profile.profile.name}, {len(todo)} job(s) on "
+                     f"{len(by_machine)} machine(s): {', '.join(by_machine)}")
+        trust = self._trust(todo, options)
+        total = len(todo)
+        try:
+            self._begin_providers(run_id, todo)
+            with self.ui.session(), ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
+                futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
+                           for jobs in by_machine.values()]
+                try:
+                    pending = set(futures)
+                    while pending:
+                        _, pending = wait(pending, timeout=0.2)
+                except KeyboardInterrupt:
+                    self._interrupt()
+                    self._teardown(options)  # at once: a cloud cancels what is still being created
+                    wait(futures)
+                    self.store.finish_run(run_id, "interrupted")
+                    raise Interrupted(
+                        f"interrupted: run {run_id} keeps its {outcome.done} finished job(s)",
+                        hint=f"`diskbench resume {run_id}` runs the rest") from None
+                for future in futures:
+                    future.result()  # re-raise what a machine thread could not handle
+        except Interrupted:
+            raise
+        except KeyboardInterrupt:
+            self.store.finish_run(run_id, "interrupted")
+            raise Interrupted(f"interrupted: run {run_id}", hint=f"`diskbench resume {run_id}` runs the rest") from None
+        except BaseException:
+            self.store.finish_run(run_id, self._status(run_id))
+            raise
+        finally:
+            self._teardown(options)
+        if trust is not None and trust.seen:
+            self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
+        outcome.status = self._status(run_id)
+        self.store.finish_run(run_id, outcome.status)
+        return outcome
+
+    def _trust(self, todo: list[PlannedJob], options: RunOptions) -> HostKeyTrust | None:
+        """Known host keys, for runs that reach machines over SSH (a local run needs none)."""
+        if all(j.provider == LOCAL for j in todo):
+            return None
+        from ..executors.hostkeys import HostKeyTrust
+
+        return HostKeyTrust(known_hosts=options.known_hosts, accept_new=options.accept_new_host_key,
+                            diskbench_known_hosts=self.store.path.parent / "known_hosts")
+
+    def _begin_providers(self, run_id: str, todo: list[PlannedJob]) -> None:
+        for name, prun in self.provider_runs.items():
+            machines = list({j.machine: j.entry for j in todo if j.provider == name and j.entry is not None}.values())
+            if not machines:
+                continue
+            try:
+                prun.begin([m for m in machines if m is not None])
+            finally:  # e.g. the sizes' published limits, so reports can set results against them
+                facts = prun.facts()
+                if any(facts.values()):
+                    self.store.merge_facts(run_id, facts)
+
+    def _teardown(self, options: RunOptions) -> None:
+        for prun in list(self.provider_runs.values()):
+            if not prun.holds_resources:
+                continue
+            if options.keep:
+                self.ui.warn(prun.keep_note())
+                continue
+            with _teardown_guard(self.ui):
+                prun.teardown()
+
+    def _interrupt(self) -> None:
+        self._stop.set()
+        for prun in self.provider_runs.values():
+            prun.stopping.set()
+        for ex in list(self._active.values()):
+            ex.interrupt()
+
+    def _status(self, run_id: str) -> str:
+        jobs = self.store.get_jobs(run_id)
+        done = sum(j["status"] == "done" for j in jobs)
+        if done == len(jobs):
+            return "completed"
+        return "failed" if done == 0 else "partial"
+
+    def fail(self, run_id: str, jobs: list[PlannedJob], message: str, outcome: RunOutcome) -> None:
+        for job in jobs:
+            self.store.update_job(run_id, job.key, status="failed", finished=now_iso(), message=message)
+        with self._lock:
+            outcome.failed += len(jobs)
+            outcome.messages.append(message)
+        self.ui.line(f"FAILED: {message}")
+
+    def next_index(self) -> int:
+        with self._lock:
+            self._counter += 1
+            return self._counter
+
+    @property
+    def stopped(self) -> bool:
+        return self._stop.is_set()
+
+    def _machine(self, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
+                 trust: HostKeyTrust | None, total: int, outcome: RunOutcome) -> None:
+        work = MachineWork(self, run_id, jobs, plan, options, total, outcome)
+        try:
+            ex = work.acquire(self.provider_runs[jobs[0].provider], trust)
+        except DiskbenchError as exc:
+            self.fail(run_id, jobs, str(exc), outcome)
+            return
+        self._active[jobs[0].machine] = ex
+        try:
+            work.run(ex)
+        finally:
+            self._active.pop(jobs[0].machine, None)
+
+
+@contextmanager
+def _teardown_guard(ui: Progress) -> Iterator[None]:
+    """A second Ctrl-C while deleting cloud resources says so instead of abandoning them."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def say(signum: int, frame: object) -> None:
+        ui.warn("teardown in progress: diskbench is deleting what it created; please wait")
+
+    previous = signal.signal(signal.SIGINT, say)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+

@@ -1,0 +1,32 @@
+"""Which results are comparable: a key over the declared configuration, never over measurements.
+
+Two runs share a testbed when they declare the same machine (a provider's machine spec, or the
+same SSH host / local machine), the same target, the same engine version and the same job file
+(as the engine normalizes it: without comments and without the scratch path it ran in).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+
+from ..plan import LOCAL, PlannedJob
+
+
+def declared(job: PlannedJob, job_text: str, engine: str, version: str | None) -> dict[str, Any]:
+    machine: dict[str, Any] = {"provider": job.provider, "name": job.machine}
+    if job.machine_spec:
+        machine.update(job.machine_spec)
+    elif job.host is not None:
+        machine.update(address=job.host.address, port=job.host.port)
+    elif job.provider == LOCAL:
+        machine["hostname"] = os.uname().nodename
+    return {"machine": machine, "target": job.target.model_dump(exclude_none=True),
+            "target_name": job.target_label, engine: version, "job": job_text}
+
+
+def testbed_key(job: PlannedJob, job_text: str, engine: str, version: str | None) -> str:
+    text = json.dumps(declared(job, job_text, engine, version), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,142 @@
+"""The house's seams hold: engine and cloud names stay in their folders, and imports have no cycles.
+
+Names are identifiers and string literals in code (docstrings and comments may mention fio or
+Azure: prose is not a dependency).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "diskbench"
+
+# Names that only the fio engine may use, and names that only the Azure provider may use.
+FIO_ONLY = re.compile(r"json\+|clat_ns|group_reporting|percentile_list|clat_percentiles|output-format")
+AZURE_ONLY = re.compile(r"azure|\bIMDS\b|169\.254\.169\.254|\bStandard_[A-Z]|Premium(V2)?_LRS|StandardSSD_LRS"
+                        r"|Standard_LRS|UltraSSD|\bReadOnly\b|\bReadWrite\b|subscription|resource group")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                out.add(id(first.value))
+    return out
+
+
+def names_in(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every identifier and string literal in code, docstrings left out."""
+    tree = ast.parse(path.read_text())
+    skip = _docstrings(tree)
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            found.append((node.lineno, node.value))
+        elif isinstance(node, ast.Name):
+            found.append((node.lineno, node.id))
+        elif isinstance(node, ast.Attribute):
+            found.append((node.lineno, node.attr))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.append((node.lineno, node.name))
+        elif isinstance(node, ast.arg):
+            found.append((node.lineno, node.arg))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = getattr(node, "module", None) or ""
+            found += [(node.lineno, f"{module}.{a.name}") for a in node.names]
+    return found
+
+
+def _offenders(pattern: re.Pattern[str], allowed: Path) -> list[str]:
+    out = []
+    for path in sorted(SRC.rglob("*.py")):
+        if allowed in path.parents:
+            continue
+        for line, text in names_in(path):
+            if pattern.search(text):
+                out.append(f"{path.relative_to(SRC)}:{line}: {text[:60]!r}")
+    return out
+
+
+def test_fio_names_live_only_in_the_fio_engine() -> None:
+    assert _offenders(FIO_ONLY, SRC / "engines" / "fio") == []
+
+
+def test_azure_names_live_only_in_the_azure_provider() -> None:
+    assert _offenders(AZURE_ONLY, SRC / "providers" / "azure") == []
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def module_imports(path: Path, modules: set[str]) -> set[str]:
+    """diskbench modules imported when ``path`` is imported (not inside functions or TYPE_CHECKING)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out: set[str] = set()
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.If) and _type_checking(node):
+                continue
+            if isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name in modules)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")
+                    anchor = anchor[: len(anchor) - node.level + 1]
+                    base = ".".join([*anchor, *([base] if base else [])])
+                for alias in node.names:
+                    target = f"{base}.{alias.name}"
+                    if target in modules:
+                        out.add(target)
+                    elif base in modules:
+                        out.add(base)
+
+    visit(ast.parse(path.read_text()).body)
+    out.discard(name)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    paths = {_module_name(p): p for p in SRC.rglob("*.py")}
+    graph = {name: module_imports(path, set(paths)) for name, path in paths.items()}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                walk(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
