@@ -72,8 +72,16 @@ def diskbench(*args: str, db: Path | None = None, env: dict[str, str] | None = N
     if db is not None:
         full_env["DISKBENCH_DB"] = str(db)
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "diskbench", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, check=False)
+    out = subprocess.run([sys.executable, "-m", "diskbench", *args], capture_output=True, text=True,
+                         env=full_env, timeout=timeout, check=False)
+    if full_env.get("DISKBENCH_DEBUG") != "1":
+        assert_no_bug(out.returncode, out.stderr)
+    return out
+
+
+def assert_no_bug(code: int, stderr: str) -> None:
+    """Every failure a test provokes is a user-facing error: exit 70 is reserved for real bugs."""
+    assert code != 70 and "internal error" not in stderr and "Traceback" not in stderr, stderr
 
 
 @pytest.fixture
@@ -127,4 +135,5 @@ def finish(proc: subprocess.Popen[str], sig: int | None = None, timeout: float =
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert_no_bug(proc.returncode, stderr)
     return proc.returncode, stderr

@@ -48,6 +48,7 @@ class LabHost:
     veth: str
     home: Path
     fio_missing: bool = False
+    sftp: bool = True
     loops: list[str] = field(default_factory=list)
     proc: subprocess.Popen[bytes] | None = None
     cgroup: Path | None = None
@@ -71,8 +72,8 @@ class LabHost:
             f"ListenAddress {self.address}:22\nHostKey {self.home}/ssh_host_ed25519_key\n"
             f"PidFile {self.home}/sshd.pid\nAuthorizedKeysFile {self.lab.authorized_keys}\n"
             "PermitRootLogin prohibit-password\nPasswordAuthentication no\n"
-            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel ERROR\n"
-            "Subsystem sftp internal-sftp\nMaxStartups 100\n"
+            "KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nLogLevel VERBOSE\n"
+            f"{'Subsystem sftp internal-sftp' if self.sftp else ''}\nMaxStartups 100\n"
             f"SetEnv PATH={self.bin_dir}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n")
         Path("/run/sshd").mkdir(exist_ok=True)
         daemon = f"exec {SSHD} -D -e -f {config}"
@@ -88,11 +89,16 @@ class LabHost:
             # Only the network namespace: like a real host, sshd sees this machine's mounts and
             # what diskbench mounts there is visible here, so tests can check the cleanup.
             argv = ["nsenter", f"--net=/run/netns/{self.ns}", "sh", "-c", daemon]
-        log = open(self.home / "sshd.log", "ab")  # noqa: SIM115 - lives as long as sshd
-        self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
+        with open(self.home / "sshd.log", "ab") as log:  # sshd keeps its own copy of the descriptor
+            self.proc = subprocess.Popen(argv, stdout=log, stderr=log, start_new_session=True)
         if self.cgroup is not None:
             (self.cgroup / "cgroup.procs").write_text(str(self.proc.pid))
         self.wait_listening()
+
+    def auth_log(self) -> str:
+        """What sshd logged (LogLevel VERBOSE): accepted and failed authentications, sessions."""
+        path = self.home / "sshd.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def wait_listening(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
@@ -223,14 +229,14 @@ class Lab:
         return name
 
     def add_host(self, *, loops: int = 0, loop_mib: int = 64, fio_missing: bool = False,
-                 start: bool = True, trusted: bool = True) -> LabHost:
+                 start: bool = True, trusted: bool = True, sftp: bool = True) -> LabHost:
         i = len(self.hosts)
         b, c = self.subnet
         outer, inner = f"198.{b}.{c}.{4 * i + 1}", f"198.{b}.{c}.{4 * i + 2}"
         ns, veth = f"dbl-{self.id}-{i}", f"dbl{self.id}{i}"
         home = self.root / f"host{i}"
         home.mkdir()
-        host = LabHost(self, f"lab{i}", i, inner, ns, veth, home, fio_missing)
+        host = LabHost(self, f"lab{i}", i, inner, ns, veth, home, fio_missing, sftp)
         self.hosts.append(host)
         sh("ip", "netns", "add", ns)
         sh("ip", "link", "add", veth, "type", "veth", "peer", "name", f"{veth}p")

@@ -228,3 +228,27 @@ def test_ctrl_c_on_a_remote_run_stops_fio_and_resume_finishes(lab: Lab, db: Path
     again = diskbench("resume", run_row["id"], db=db, timeout=180)
     assert again.returncode == 0, again.stderr  # ... it reuses the run's own
     assert [r.workload for r in Store(db).get_results(run_row["id"])] == ["first", "long", "last"]
+
+
+def test_host_keys_are_checked_before_any_authentication(lab: Lab, db: Path, tmp_path: Path) -> None:
+    """An unknown or changed key ends the connection before a credential reaches the server."""
+    host = lab.add_host(trusted=False)
+    unknown = run(lab, db, "latency", host.destination, "--key", str(lab.user_key), "--runtime", "1s")
+    assert unknown.returncode == 1 and "unknown host key" in unknown.stderr
+    pinned = write_profile(tmp_path / "p.yaml", [host.profile_host(host_key="SHA256:" + "B" * 43)])
+    assert run(lab, db, "run", "--profile", str(pinned)).returncode == 1
+    log = host.auth_log()
+    assert "Connection from" in log  # the server saw the connections (LogLevel VERBOSE) ...
+    for word in ("Accepted publickey", "Failed publickey", "Postponed publickey", "userauth"):
+        assert word not in log, log  # ... and never one authentication attempt
+
+
+def test_host_without_sftp_gets_files_over_the_exec_channel(lab: Lab, db: Path, tmp_path: Path) -> None:
+    host = lab.add_host(sftp=False)
+    profile = write_profile(tmp_path / "p.yaml", [host.profile_host()],
+                            workloads=[{"name": "rr", "rw": "randread", "bs": "4k"}])
+    out = run(lab, db, "run", "--profile", str(profile), "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert "has no SFTP subsystem" in out.stderr and "over the exec channel" in out.stderr
+    (result,) = json.loads(out.stdout)["results"]
+    assert result["ios"] > 0

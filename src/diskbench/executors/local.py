@@ -61,6 +61,7 @@ class LocalExecutor(Executor):
                 raise
             finally:
                 watchdog.cancel()
+                reader.close()  # the pipe is ours to close (an unclosed one is a ResourceWarning)
                 self._proc = None
 
     def write_text(self, path: str, text: str) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import registry
 from ..errors import DiskbenchError, ExecutionError, Interrupted
@@ -52,14 +52,18 @@ class Runner:
         self._check_local(plan.jobs, options)
         loaded = plan.profile
         run_id = new_run_id()
-        self._start_providers(run_id, plan, options)  # logs in to clouds before anything is recorded
-        self.store.create_run(profile=loaded.profile.name, profile_path=loaded.path, profile_text=loaded.text,
-                              options=options.to_json(), run_id=run_id)
-        self.store.add_jobs(run_id, [
-            {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine,
-             "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
-            for j in plan.jobs
-        ])
+        # Log in and pre-flight against the clouds before anything is recorded: an unreachable
+        # cloud or a quota problem leaves no failed run behind.
+        self._start_providers(run_id, plan, options)
+        with self._torn_down_on_error(options):
+            facts = self._begin_providers(plan.jobs)
+            self.store.create_run(profile=loaded.profile.name, profile_path=loaded.path,
+                                  profile_text=loaded.text, options=options.to_json(), run_id=run_id, facts=facts)
+            self.store.add_jobs(run_id, [
+                {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine,
+                 "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
+                for j in plan.jobs
+            ])
         return self._execute(run_id, plan, plan.jobs, options)
 
     def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
@@ -80,8 +84,21 @@ class Runner:
             self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
         self._check_local(todo, saved)
         self._start_providers(run["id"], plan, saved)
-        self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
+        with self._torn_down_on_error(saved):
+            facts = self._begin_providers(todo)
+            if facts:
+                self.store.merge_facts(run["id"], facts)
+            self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
         return self._execute(run["id"], plan, todo, saved)
+
+    @contextmanager
+    def _torn_down_on_error(self, options: RunOptions) -> Iterator[None]:
+        """Whatever providers created before the run is under way goes again if starting fails."""
+        try:
+            yield
+        except BaseException:
+            self._teardown(options)
+            raise
 
     def _check_local(self, jobs: list[PlannedJob], options: RunOptions) -> None:
         """This machine's engine and target directories, checked before a run is recorded."""
@@ -126,7 +143,6 @@ class Runner:
         trust = self._trust(todo, options)
         total = len(todo)
         try:
-            self._begin_providers(run_id, todo)
             with self.ui.session(), ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
                 futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
                            for jobs in by_machine.values()]
@@ -169,17 +185,16 @@ class Runner:
         return HostKeyTrust(known_hosts=options.known_hosts, accept_new=options.accept_new_host_key,
                             diskbench_known_hosts=self.store.path.parent / "known_hosts")
 
-    def _begin_providers(self, run_id: str, todo: list[PlannedJob]) -> None:
+    def _begin_providers(self, todo: list[PlannedJob]) -> dict[str, Any]:
+        """Pre-flight and shared resources of each provider; what they learnt, for the run's facts
+        (e.g. the sizes' published limits, so reports can set results against them)."""
+        facts: dict[str, Any] = {}
         for name, prun in self.provider_runs.items():
             machines = list({j.machine: j.entry for j in todo if j.provider == name and j.entry is not None}.values())
-            if not machines:
-                continue
-            try:
+            if machines:
                 prun.begin([m for m in machines if m is not None])
-            finally:  # e.g. the sizes' published limits, so reports can set results against them
-                facts = prun.facts()
-                if any(facts.values()):
-                    self.store.merge_facts(run_id, facts)
+                facts.update({k: v for k, v in prun.facts().items() if v})
+        return facts
 
     def _teardown(self, options: RunOptions) -> None:
         for prun in list(self.provider_runs.values()):

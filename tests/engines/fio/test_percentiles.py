@@ -14,6 +14,7 @@ from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
 from diskbench.model import PERCENTILES, pkey
 
 from ...conftest import needs_fio
+from .fio_arith import fio_rank
 
 PLAT_BITS, PLAT_VAL, PLAT_NR = 6, 64, 29 * 64  # fio's FIO_IO_U_PLAT_* constants
 
@@ -34,9 +35,8 @@ def fio_bucket_value(ns: int) -> int:
 
 
 def percentile_of_sorted(values: list[int], p: float) -> int:
-    """The smallest value whose rank reaches p% of all samples."""
-    rank = max(1, math.ceil(round(p * len(values) / 100, 9)))
-    return values[rank - 1]
+    """The smallest value whose rank reaches fio's threshold for p% of all samples."""
+    return values[fio_rank(p, len(values)) - 1]
 
 
 def test_rule_on_a_small_histogram() -> None:
@@ -94,5 +94,7 @@ def test_multi_job_merge_matches_independent_recomputation(tmp_path: Path) -> No
     stdev = math.sqrt(sum((s - mean) ** 2 for s in samples) / (len(samples) - 1)) / 1000
     assert clat.stdev == pytest.approx(stdev, rel=1e-3)
     # Averaging the per-job percentiles would be a different (wrong) number in general;
-    # the merged one must equal what fio itself reports with group_reporting on the same bins.
-    assert group.directions[0].iops == pytest.approx(sum(j["read"]["iops"] for j in doc["jobs"]))
+    # the merged one must equal what fio itself reports with group_reporting on the same bins,
+    # and so must the rate: all I/Os over the longest runtime (fio's sum_thread_stats).
+    ios = sum(j["read"]["total_ios"] for j in doc["jobs"])
+    assert group.directions[0].iops == 1000.0 * ios / max(j["read"]["runtime"] for j in doc["jobs"])

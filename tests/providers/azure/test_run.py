@@ -213,3 +213,18 @@ def test_the_fake_applies_azures_rules(cloud: tuple[FakeArm, Lab], tmp_path: Pat
         with pytest.raises(HttpResponseError) as info:
             session.compute.virtual_machines.begin_create_or_update("rg", "m", body).result()
         assert message in str(info.value), (spec, str(info.value))
+
+
+def test_unreachable_azure_is_one_line_and_records_no_run(tmp_path: Path) -> None:
+    (tmp_path / "cloud.yaml").write_text(PROFILE)
+    env = {"DISKBENCH_ARM_URL": "http://127.0.0.1:9", "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB}
+    out = diskbench("run", "--profile", str(tmp_path / "cloud.yaml"), "--ssh-source", "127.0.0.1",
+                    db=tmp_path / "db.sqlite", env=env)
+    assert out.returncode == 1
+    assert out.stderr.splitlines()[-1] == (
+        "error: pre-flight against the subscription: cannot reach Azure Resource Manager at "
+        "http://127.0.0.1:9 (check the network, a proxy, or DISKBENCH_ARM_URL; nothing was changed)")
+    assert Store(tmp_path / "db.sqlite").list_runs() == []
+    for args in (["cleanup"], ["sizes", "--refresh"]):
+        other = diskbench(*args, db=tmp_path / "db.sqlite", env=env)
+        assert other.returncode == 1 and "cannot reach Azure Resource Manager" in other.stderr

@@ -103,6 +103,7 @@ class AzureProvider(Provider):
                 dry_run: bool, line: Callable[[str], None]) -> list[str]:
         from datetime import timedelta
 
+        from .errors import arm
         from .groups import Journal, delete_group, find_leftovers
         from .session import connect
 
@@ -110,11 +111,14 @@ class AzureProvider(Provider):
         journal = Journal(state_dir / JOURNAL)
         age = timedelta(seconds=older_than) if older_than is not None else None
         done = []
-        for group in find_leftovers(session, journal, older_than=age, run_id=run_id):
+        with arm("listing diskbench's resource groups"):
+            leftovers = find_leftovers(session, journal, older_than=age, run_id=run_id)
+        for group in leftovers:
             if dry_run:
                 done.append(f"would delete {group.name} ({group.reason})")
                 continue
             line(f"deleting {group.name} ({group.reason})")
-            delete_group(session, journal, group.name)
+            with arm(f"deleting {group.name}"):
+                delete_group(session, journal, group.name)
             done.append(f"deleted {group.name}")
         return done

@@ -37,9 +37,11 @@ def sizes(app: App, region: str, family: str | None, refresh: bool, subscription
 
     if refresh:
         from . import skus
+        from .errors import arm
         from .session import connect
 
-        live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
+        with arm(f"reading the sizes of {region}"):
+            live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
         app.ui.line(f"cached {len(live)} size(s) of {region} in {save_region(region, live)}")
     known, source = region_sizes(region)
     table = Table(title=f"VM sizes for {region} ({source})", title_justify="left")

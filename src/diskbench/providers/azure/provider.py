@@ -16,14 +16,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from azure.core.exceptions import HttpResponseError
-
-from ...errors import DiskbenchError, ExecutionError, ProfileError
+from ...errors import ExecutionError, ProfileError
 from ...executors.hostkeys import HostKeyTrust
 from ...executors.ssh import SSHExecutor
 from ...plan import PlannedJob
 from ...profile import Host, MachineBase
 from ..base import ProviderRun
+from .errors import arm
 from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, tags
 from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
 from .schema import Machine
@@ -31,24 +30,6 @@ from .session import AzureSession
 from .sizes import SizeInfo
 from .skus import online_problems
 from .vmspec import ADMIN_USER, KeyPair, vm_body
-
-REMEDIES = {
-    "SkuNotAvailable": "the size is not offered there now: try another region or zone",
-    "ZonalAllocationFailed": "Azure has no capacity for this size in that zone now: try another zone or later",
-    "AllocationFailed": "Azure has no capacity for this size in that region now: try another region or later",
-    "OverconstrainedAllocationRequest": "no capacity matches all constraints: drop the zone or try later",
-    "OperationNotAllowed": "usually a quota limit: request more vCPU quota (portal, Usage + quotas)",
-    "QuotaExceeded": "request more quota (portal, Usage + quotas) or run fewer machines",
-    "InvalidParameter": "Azure rejected a setting of the profile; fix it and run again",
-    "TooManyRequests": "Azure throttled the requests: wait a minute and run again",
-}
-
-
-def azure_error(what: str, exc: HttpResponseError) -> DiskbenchError:
-    code = getattr(exc.error, "code", None) or str(exc.status_code)
-    message = (getattr(exc.error, "message", None) or exc.message or "").strip().splitlines()[0][:300]
-    return DiskbenchError(f"{what}: Azure said {code}: {message}",
-                          hint=REMEDIES.get(code, "see the Azure activity log of the resource group"))
 
 
 class AzureRun(ProviderRun):
@@ -77,20 +58,19 @@ class AzureRun(ProviderRun):
     def begin(self, machines: list[MachineBase]) -> None:
         """Pre-flight, then the group and one network per region. Nothing exists if pre-flight fails."""
         mine = [m for m in machines if isinstance(m, Machine)]
-        problems = online_problems(self.session, mine, self.capabilities)
+        with arm("pre-flight against the subscription"):
+            problems = online_problems(self.session, mine, self.capabilities)
         if problems:
             for p in problems:
                 self.line(f"pre-flight: {p}")
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
                                "created", hint="see the lines above")
         region = mine[0].region
-        try:
+        with arm("creating the resource group and network"):
             self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
             self.line(f"azure: resource group {self.group} in {region}")
             for r in dict.fromkeys(m.region for m in mine):
                 self._network(r)
-        except HttpResponseError as exc:
-            raise azure_error("creating the network", exc) from None
 
     def _network(self, region: str) -> None:
         net = self.session.network
@@ -105,7 +85,7 @@ class AzureRun(ProviderRun):
         """Public IP, NIC and VM; returns the host to benchmark, its host key already known."""
         assert self.group is not None
         host_key = KeyPair.generate(f"{m.name}-host")
-        try:
+        with arm(f"{m.name}: creating {m.size}"):
             pip = self.session.network.public_ip_addresses.begin_create_or_update(
                 self.group, f"{m.name}-ip", public_ip_body(m.region, self.tags, m.zone)).result()
             nic = self.session.network.network_interfaces.begin_create_or_update(
@@ -115,8 +95,6 @@ class AzureRun(ProviderRun):
                 self.group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login,
                                             host_key=host_key)).result()
             address = self.session.network.public_ip_addresses.get(self.group, f"{m.name}-ip").ip_address
-        except HttpResponseError as exc:
-            raise azure_error(f"{m.name}: creating {m.size}", exc) from None
         targets = {name or "target": t for name, t in m.named_targets().items()}
         return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file), sudo=True,
                     host_key=host_key.fingerprint, install_fio=True, targets=targets)
@@ -157,7 +135,8 @@ class AzureRun(ProviderRun):
         if self.group is None:
             return
         self.line(f"azure: deleting {self.group} and everything in it")
-        delete_group(self.session, self.journal, self.group)
+        with arm(f"deleting {self.group} (delete it with `az group delete -n {self.group}`)"):
+            delete_group(self.session, self.journal, self.group)
         self.line(f"azure: deleted {self.group}")
         self.group = None
 
