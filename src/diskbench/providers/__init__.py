@@ -1,0 +1,1 @@
+"""Providers: where a run's machines come from (see ``base.Provider``): local, static hosts, clouds."""
