@@ -27,7 +27,7 @@ def test_importing_the_package_does_not_load_the_sdk() -> None:
 def test_clouds_yaml_with_password_or_application_credential(fake: FakeOpenStack, os_config: Path,
                                                               cloud: str) -> None:
     conn = connect(cloud)
-    assert conn.compute.find_flavor("i1-180") is not None
+    assert conn.compute.find_flavor("i1-180", ignore_missing=False).vcpus == 32
     method = fake.auth_requests()[0].body["auth"]["identity"]["methods"]
     assert method == (["application_credential"] if cloud == "fake-app" else ["password"])
 
@@ -37,7 +37,7 @@ def test_os_environment_variables(fake: FakeOpenStack, os_config: Path, monkeypa
     for key, value in fake.os_environ().items():
         monkeypatch.setenv(key, value)
     conn = connect(None)
-    assert conn.network.find_network("Ext-Net") is not None
+    assert conn.network.find_network("Ext-Net", ignore_missing=False).name == "Ext-Net"
     assert fake.auth_requests()[0].body["auth"]["identity"]["password"]["user"]["name"] == "demo"
 
 
@@ -61,8 +61,9 @@ def test_connect_failures_are_one_line(fake: FakeOpenStack, os_config: Path, mon
     for key, value in {**fake.os_environ(), "OS_PASSWORD": "wrong"}.items():
         monkeypatch.setenv(key, value)
     assert "Keystone refused the credentials" in error(None)
-    monkeypatch.setenv("OS_AUTH_URL", f"http://127.0.0.1:{_closed_port()}/identity/v3")
-    assert "cannot reach the cloud" in error(None)
+    port = _closed_port()
+    monkeypatch.setenv("OS_AUTH_URL", f"http://127.0.0.1:{port}/identity/v3")
+    assert f"cannot reach http://127.0.0.1:{port}/identity/v3 (connection refused)" in error(None)
 
 
 def test_preflight_lists_every_problem_at_once(fake: FakeOpenStack, conn: object) -> None:

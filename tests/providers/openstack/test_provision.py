@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -117,7 +118,7 @@ def test_cinder_quota_exceeded(fake: FakeOpenStack, conn: Any, waits: Waits) -> 
 
 
 def test_flavor_not_found(fake: FakeOpenStack, conn: Any, waits: Waits) -> None:
-    _fails(conn, waits, "db01: looking up flavor, image and network: ", flavor="i1-999")
+    _fails(conn, waits, "db01: flavor 'i1-999' does not exist in this cloud", flavor="i1-999")
     # ... and when it disappears between the lookup and the create, Nova's own 400
     fake.faults["POST /compute/v2.1/servers$"] = [400, {"badRequest": {
         "code": 400, "message": "Flavor a8b2c7e4-1f0d-4c55-9e0a-0000000000b4 could not be found."}}, 1]
@@ -133,9 +134,12 @@ def test_conflicts_on_delete_are_retried(fake: FakeOpenStack, conn: Any, waits: 
     fake.faults["DELETE /compute/v2.1/servers/"] = [409, conflict, 2]
     fake.faults["DELETE /compute/v2.1/os-keypairs/"] = [409, {"conflictingRequest": {"code": 409, "message": "busy"}},
                                                         1]
+    fake.faults["DELETE /network/v2.0/security-groups/"] = [409, {"NeutronError": {
+        "type": "SecurityGroupInUse", "message": "Security Group in use.", "detail": ""}}, 2]
     teardown(conn, RUN, waits=waits)
     assert fake.empty()
-    assert len(fake.calls("DELETE", r"/servers/")) == 3 and len(fake.calls("DELETE", r"/os-keypairs/")) == 2
+    assert [len(fake.calls("DELETE", path)) for path in ("/servers/", "/os-keypairs/", "/security-groups/")] == \
+        [3, 2, 3]
 
 
 def test_conflict_that_never_ends_is_one_line_and_cleanup_finishes_later(fake: FakeOpenStack, conn: Any,
@@ -259,3 +263,36 @@ def test_leftovers_by_expiry_age_run_and_journal(fake: FakeOpenStack, conn: Any,
     assert [f.run_id for f in find_leftovers(conn, journal=journal)] == ["r1-2"]
     teardown(conn, "r1-2", waits=waits, journal=journal)
     assert fake.empty() and journal.open_runs() == {}
+
+
+def test_the_console_key_is_the_key_sshd_presents(fake: FakeOpenStack, conn: Any, waits: Waits, lab: Any,
+                                                 tmp_path: Path) -> None:
+    """A server that "boots" as a lab host with a real sshd: SSH with only the console's key succeeds."""
+    import paramiko
+
+    key_file = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key_file)], check=True)
+
+    def on_boot(server: dict[str, Any]) -> Boot:
+        host = lab.add_host(trusted=False)  # not in any known_hosts: only the console vouches for it
+        with open(lab.authorized_keys, "a") as fh:
+            fh.write(fake.keypairs[server["key_name"]]["public_key"] + "\n")  # what cloud-init does with it
+        return Boot(address=host.address, host_keys=[(host.home / "ssh_host_ed25519_key.pub").read_text().strip()])
+
+    fake.on_boot = on_boot
+    created = provision(conn, RUN, spec(volumes=(), user="root"), "127.0.0.1",
+                        key_file.with_suffix(".pub").read_text(), waits=waits)
+    assert created.host_key.fingerprint == lab.hosts[0].host_key_fingerprint()
+    client = paramiko.SSHClient()
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.get_host_keys().add(created.address, created.host_key.type,
+                               paramiko.Ed25519Key(data=base64.b64decode(created.host_key.base64)))
+    try:
+        client.connect(created.address, port=created.port, username=created.user, key_filename=str(key_file),
+                       timeout=10, allow_agent=False, look_for_keys=False)
+        _, out, _ = client.exec_command("echo booted")
+        assert out.read().decode().strip() == "booted"
+    finally:
+        client.close()
+    teardown(conn, RUN, waits=waits)
+    assert fake.empty()

@@ -91,9 +91,14 @@ def _provision(conn: Connection, run_id: str, spec: Spec, cidr: str, public_key:
                meta: dict[str, str], user_data: str | None, line: Callable[[str], None]) -> Created:
     name = server_name(run_id, spec.name)
     with explained(f"{spec.name}: looking up flavor, image and network"):
-        flavor = conn.compute.find_flavor(spec.flavor, ignore_missing=False, get_extra_specs=True)
-        image = conn.image.find_image(spec.image, ignore_missing=False)
-        network = conn.network.find_network(spec.network, ignore_missing=False)
+        flavor = find(conn.compute.find_flavor, spec.flavor, get_extra_specs=True)
+        image = find(conn.image.find_image, spec.image)
+        network = find(conn.network.find_network, spec.network)
+    if flavor is None or image is None or network is None:
+        kind, value = next((k, v) for k, v, found in (("flavor", spec.flavor, flavor), ("image", spec.image, image),
+                                                      ("network", spec.network, network)) if found is None)
+        raise DiskbenchError(f"{spec.name}: {kind} {value!r} does not exist in this cloud",
+                             hint="`diskbench plan` runs the pre-flight check that lists what exists")
     user = spec.user or default_user(image_properties(image), image.name)
     if user is None:
         raise DiskbenchError(f"{spec.name}: cannot tell the login user of image {image.name!r}",
@@ -190,7 +195,7 @@ def _attach(conn: Connection, server_id: str, spec: Spec, volumes: list[Any], wa
         waits.until(f"volume {v.name} to become available", waits.volume,
                     partial(_volume_status, conn, v.id, spec, "available"), "the volume service is slow")
         with explained(f"{spec.name}: attaching volume {v.name}"):
-            attachment = conn.compute.create_volume_attachment(server_id, volume_id=v.id)
+            attachment = conn.compute.create_volume_attachment(server_id, v.id)
         waits.until(f"volume {v.name} to be attached", waits.volume,
                     partial(_volume_status, conn, v.id, spec, "in-use"), "the volume service is slow")
         out.append(AttachedVolume(v.id, v.name, int(v.size), str(v.volume_type or ""), attachment.device))

@@ -8,6 +8,8 @@ DiskbenchError that names what was being done and what the cloud said.
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -65,6 +67,7 @@ def connect(cloud: str | None = None, *, timeout: float = 60.0) -> Connection:
     from openstack import exceptions as sdk
 
     where = f"cloud '{cloud}'" if cloud else "the OS_* environment"
+    quiet_sdk_logs()
     with explained(f"logging in to {where}", login=True):
         try:
             conn = openstack.connect(cloud=cloud, app_name="diskbench", api_timeout=timeout)
@@ -102,7 +105,7 @@ def explained(what: str, *, login: bool = False) -> Iterator[None]:
             else STATUS_HINTS[401]
         raise DiskbenchError(f"{what}: Keystone refused the credentials ({_first_line(exc)})", hint=hint) from None
     except (ksa.ConnectFailure, ksa.ConnectTimeout, ksa.DiscoveryFailure, ksa.SSLError) as exc:
-        raise DiskbenchError(f"{what}: cannot reach the cloud ({_first_line(exc)})",
+        raise DiskbenchError(f"{what}: {_unreachable(exc)}",
                              hint="check auth_url, the network and any proxy settings") from None
     except ksa.EndpointNotFound as exc:
         raise DiskbenchError(f"{what}: {_first_line(exc)}",
@@ -116,12 +119,31 @@ def http_error(what: str, exc: object) -> DiskbenchError:
     status = getattr(exc, "status_code", None)
     details = getattr(exc, "details", None) or getattr(exc, "message", None) or str(exc)
     hint = STATUS_HINTS.get(status or 0, "see the cloud's dashboard or `openstack` CLI for more")
-    return DiskbenchError(f"{what}: OpenStack said {status}: {_first_line(details)}", hint=hint)
+    said = f"OpenStack said {status}" if status else "OpenStack said"
+    return DiskbenchError(f"{what}: {said}: {_first_line(details)}", hint=hint)
 
 
-def status_of(exc: BaseException) -> int | None:
-    value = getattr(exc, "status_code", None)
-    return value if isinstance(value, int) else None
+def _unreachable(exc: BaseException) -> str:
+    """keystoneauth's long story of a failed connection, as: cannot reach URL (why)."""
+    text = str(exc)
+    url = re.search(r"https?://[^\s:/]+(?::\d+)?[^\s:]*", text)
+    lowered = text.lower()
+    why = next((reason for key, reason in (("refused", "connection refused"), ("timed out", "timed out"),
+                                           ("certificate", "TLS certificate not trusted"),
+                                           ("name or service not known", "unknown host name"),
+                                           ("nodename nor servname", "unknown host name"),
+                                           ("temporary failure in name resolution", "unknown host name"))
+                if key in lowered), _first_line(text))
+    return f"cannot reach {url.group(0).rstrip('.') if url else 'the cloud'} ({why})"
+
+
+def quiet_sdk_logs() -> None:
+    """The SDK logs warnings (e.g. failed version discovery) that repeat the one-line error: keep them
+    out of the user's terminal unless logging was configured on purpose."""
+    for name in ("keystoneauth", "openstack"):
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:
+            logger.setLevel(logging.ERROR)
 
 
 def _first_line(value: object) -> str:
