@@ -296,3 +296,13 @@ def test_the_console_key_is_the_key_sshd_presents(fake: FakeOpenStack, conn: Any
         client.close()
     teardown(conn, RUN, waits=waits)
     assert fake.empty()
+
+
+def test_bad_input_is_refused_before_anything_exists(fake: FakeOpenStack, conn: Any, waits: Waits,
+                                                     tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal.jsonl")
+    for run, cidr, message in (("a/b", "203.0.113.7", "run id 'a/b' cannot name OpenStack resources"),
+                               (RUN, "203.0.113.7/99", "'203.0.113.7/99' is not an address or network")):
+        with pytest.raises(DiskbenchError, match=message):
+            provision(conn, run, spec(), cidr, public_key(), waits=waits, journal=journal)
+    assert all(r.path.startswith("/identity") for r in fake.requests) and not journal.path.exists()  # the login

@@ -31,6 +31,7 @@ from .spec import (
     Created,
     HostKey,
     Spec,
+    check_run_id,
     default_user,
     labels,
     run_prefix,
@@ -58,6 +59,7 @@ def provision(conn: Connection, run_id: str, spec: Spec, ssh_source_cidr: str, p
     ``teardown_on_error`` is False) and the error is raised as one line.
     """
     waits = waits or Waits()
+    check_run_id(run_id)
     cidr = source_cidr(ssh_source_cidr)
     if spec.key_name is None and not public_key:
         raise DiskbenchError(f"{spec.name}: no public key for the run's keypair", hint="pass one, or set key_name")
@@ -71,7 +73,7 @@ def provision(conn: Connection, run_id: str, spec: Spec, ssh_source_cidr: str, p
             try:
                 line(f"openstack: deleting what run {run_id} created")
                 teardown(conn, run_id, journal=journal, waits=Waits(poll=waits.poll, delete=waits.delete))
-            except DiskbenchError as exc:
+            except Exception as exc:  # noqa: BLE001 - the first error is the one to show
                 line(f"openstack: teardown after the failure failed too: {exc}")
         raise
 
@@ -121,7 +123,7 @@ def _provision(conn: Connection, run_id: str, spec: Spec, cidr: str, public_key:
     line(f"{spec.name}: waiting for the host keys on the console")
     keys = _wait_host_keys(conn, server.id, spec, waits)
     address = _address(server, network.name, spec)
-    port = int(str((server.metadata or {}).get(SSH_PORT_KEY, "22")))
+    port = _ssh_port(server, spec)
     line(f"{spec.name}: {address}:{port}, host key {keys[0].fingerprint}")
     return Created(run_id=run_id, name=spec.name, server_id=server.id, address=address, port=port, user=user,
                    host_key=keys[0], host_keys=tuple(keys), flavor=flavor_info(flavor, image), key_name=key_name,
@@ -215,6 +217,14 @@ def _wait_host_keys(conn: Connection, server_id: str, spec: Spec, waits: Waits) 
 
     return waits.until(f"{spec.name}'s SSH host keys on its console", waits.console, check,
                        "the image must run cloud-init, which prints the host keys on the console at first boot")
+
+
+def _ssh_port(server: Any, spec: Spec) -> int:
+    text = str((server.metadata or {}).get(SSH_PORT_KEY, "22"))
+    if not text.isdigit() or not 0 < int(text) < 65536:
+        raise DiskbenchError(f"{spec.name}: server metadata {SSH_PORT_KEY}={text!r} is not a port",
+                             hint=f"fix or remove it (`openstack server unset --property {SSH_PORT_KEY}`)")
+    return int(text)
 
 
 def _address(server: Any, network: str, spec: Spec) -> str:

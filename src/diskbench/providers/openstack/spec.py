@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
+from diskbench.errors import DiskbenchError
+
 MARKER = "diskbench"
 DEFAULT_LIFETIME = timedelta(hours=6)
 SSH_PORT_KEY = "diskbench-ssh-port"  # a server whose SSH is forwarded elsewhere (a NAT, a lab) says so here
@@ -127,7 +129,8 @@ class Leftover:
 def check_run_id(run_id: str) -> str:
     """Run ids go into names and Nova tags (no '/' or ','): keep them to letters, digits, '-', '_', '.'."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}", run_id):
-        raise ValueError(f"run id {run_id!r} cannot name OpenStack resources")
+        raise DiskbenchError(f"run id {run_id!r} cannot name OpenStack resources",
+                             hint="use up to 40 letters, digits, '.', '_' or '-'")
     return run_id
 
 
