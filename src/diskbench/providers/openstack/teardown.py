@@ -1,0 +1,238 @@
+"""Delete everything of a run, found again by its run id; and find what runs left behind.
+
+Servers first (waiting until they are gone, which detaches their volumes and frees the security
+group), then volumes, the keypair and the security group. A 409 ("busy") is retried and
+"already gone" is fine, so teardown is safe to call twice and works after a crash: it needs
+nothing but the run id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from diskbench.errors import DiskbenchError
+
+from .journal import Journal
+from .session import Waits, explained, find
+from .spec import DEFAULT_LIFETIME, MARKER, Leftover, run_prefix, run_tag, when
+
+if TYPE_CHECKING:
+    from openstack.connection import Connection
+
+Step = Callable[["Connection", str, Waits, Callable[[str], None]], list[str]]
+
+
+def teardown(conn: Connection, run_id: str, *, journal: Journal | None = None, waits: Waits | None = None,
+             line: Callable[[str], None] = lambda text: None) -> list[str]:
+    """Delete the run's servers, volumes, keypair and security group; returns what was deleted."""
+    waits = waits or Waits()
+    deleted: list[str] = []
+    failures: list[str] = []
+    steps: list[Step] = [_servers, _volumes, _keypair, _security_group]
+    for step in steps:
+        try:
+            deleted += step(conn, run_id, waits, line)
+        except DiskbenchError as exc:
+            failures.append(str(exc))
+    if failures:
+        more = f" (and {len(failures) - 1} more)" if len(failures) > 1 else ""
+        raise DiskbenchError(f"run {run_id}: not everything was deleted: {failures[0]}{more}",
+                             hint=f"run `diskbench cleanup --run {run_id}` again, or delete the "
+                                  f"{run_prefix(run_id)}* resources with the openstack CLI")
+    if journal is not None:
+        journal.write("deleted", run=run_id)
+    return deleted
+
+
+def _ours(meta: dict[str, Any] | None, name: str | None, run_id: str) -> bool:
+    """Metadata decides; the name only when the metadata is missing (run ``a`` must not take ``a-2``'s)."""
+    meta = meta or {}
+    if "diskbench-run" in meta:
+        return bool(meta["diskbench-run"] == run_id)
+    return bool(name and re.fullmatch(re.escape(run_prefix(run_id)) + r"-[^.]+", name))
+
+
+def run_servers(conn: Connection, run_id: str) -> list[Any]:
+    found = {s.id: s for s in conn.compute.servers(tags=run_tag(run_id))}
+    for s in conn.compute.servers(name=f"^{re.escape(run_prefix(run_id))}-"):
+        found.setdefault(s.id, s)
+    return [s for s in found.values() if _ours(s.metadata, s.name, run_id)]
+
+
+def run_volumes(conn: Connection, run_id: str) -> list[Any]:
+    return [v for v in conn.block_storage.volumes(details=True) if _ours(v.metadata, v.name, run_id)]
+
+
+def _retry_conflict(action: Callable[[], object], what: str, waits: Waits) -> None:
+    """Do ``action``; on 409 (busy) or Cinder's 400 for a volume still detaching, retry ``poll`` apart."""
+    from openstack import exceptions as sdk
+
+    for attempt in range(waits.conflict_retries + 1):
+        try:
+            with explained(what):
+                try:
+                    action()
+                    return
+                except sdk.NotFoundException:
+                    return  # gone already
+                except (sdk.ConflictException, sdk.BadRequestException):
+                    if attempt == waits.conflict_retries:
+                        raise
+        except DiskbenchError:
+            if attempt == waits.conflict_retries:
+                raise
+        waits.stop.wait(waits.poll)
+
+
+def _gone(get: Callable[[], Any], what: str, waits: Waits, timeout: float) -> None:
+    from openstack import exceptions as sdk
+
+    def check() -> bool | None:
+        with explained(f"checking {what}"):
+            try:
+                get()
+            except sdk.NotFoundException:
+                return True
+        return None
+
+    waits.until(f"{what} to be deleted", timeout, check, "the cloud is slow deleting it; run cleanup later")
+
+
+def _servers(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+    with explained(f"run {run_id}: listing servers"):
+        servers = run_servers(conn, run_id)
+    for s in servers:
+        line(f"openstack: deleting server {s.name}")
+        _retry_conflict(partial(conn.compute.delete_server, s.id), f"deleting server {s.name}", waits)
+    for s in servers:
+        _gone(partial(conn.compute.get_server, s.id), f"server {s.name}", waits, waits.delete)
+    return [f"server {s.name}" for s in servers]
+
+
+def _volumes(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+    with explained(f"run {run_id}: listing volumes"):
+        volumes = run_volumes(conn, run_id)
+    for v in volumes:
+        line(f"openstack: deleting volume {v.name}")
+        _free(conn, v, waits)
+        _retry_conflict(partial(conn.block_storage.delete_volume, v.id), f"deleting volume {v.name}", waits)
+    for v in volumes:
+        _gone(partial(conn.block_storage.get_volume, v.id), f"volume {v.name}", waits, waits.delete)
+    return [f"volume {v.name}" for v in volumes]
+
+
+def _free(conn: Connection, volume: Any, waits: Waits) -> None:
+    """Wait until a volume is no longer creating, attached or detaching (its server is gone by now)."""
+    from openstack import exceptions as sdk
+
+    def check() -> bool | None:
+        with explained(f"checking volume {volume.name}"):
+            try:
+                status = conn.block_storage.get_volume(volume.id).status
+            except sdk.NotFoundException:
+                return True
+        return True if status in ("available", "error", "error_restoring", "error_extending", "deleting") else None
+
+    waits.until(f"volume {volume.name} to be free", waits.volume, check,
+                f"it is still attached; detach it (`openstack volume show {volume.id}`)")
+
+
+def _keypair(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+    name = run_prefix(run_id)
+    with explained(f"run {run_id}: looking up keypair {name}"):
+        if find(conn.compute.find_keypair, name) is None:
+            return []
+    line(f"openstack: deleting keypair {name}")
+    _retry_conflict(lambda: conn.compute.delete_keypair(name, ignore_missing=False), f"deleting keypair {name}",
+                    waits)
+    return [f"keypair {name}"]
+
+
+def _security_group(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+    name = run_prefix(run_id)
+    with explained(f"run {run_id}: looking up security group {name}"):
+        groups = list(conn.network.security_groups(name=name))
+    for g in groups:
+        line(f"openstack: deleting security group {name}")
+        # Neutron answers 409 "in use" until the ports of deleted servers are gone.
+        _retry_conflict(partial(conn.network.delete_security_group, g.id, ignore_missing=False),
+                        f"deleting security group {name}", waits)
+    return [f"security group {name}" for _ in groups]
+
+
+# --- leftovers --------------------------------------------------------------------------------
+def find_leftovers(conn: Connection, *, older_than: timedelta | None = None, run_id: str | None = None,
+                   journal: Journal | None = None, now: datetime | None = None) -> list[Leftover]:
+    """Runs with resources still in the cloud: past their expiry, older than ``older_than``, named by
+    ``run_id``, or open in the journal."""
+    now = now or datetime.now(timezone.utc)
+    with explained("looking for diskbench's leftovers"):
+        runs = _inventory(conn)
+    journaled = journal.open_runs() if journal is not None else {}
+    out: list[Leftover] = []
+    for rid, found in sorted(runs.items()):
+        if run_id is not None:
+            if rid == run_id:
+                out.append(Leftover(rid, f"run {run_id}", found.created, found.expires, found.resources))
+            continue
+        if found.expires is not None and found.expires <= now:
+            found.reason = "expired"
+        elif older_than is not None and found.created is not None and now - found.created >= older_than:
+            found.reason = f"older than {older_than}"
+        elif rid in journaled:
+            found.reason = "in the journal"
+        else:
+            continue
+        out.append(found)
+    if journal is not None:
+        for rid in journaled:
+            if rid not in runs:
+                journal.write("deleted", run=rid)  # nothing of it exists: close the entry
+    return out
+
+
+def _inventory(conn: Connection) -> dict[str, Leftover]:
+    """Every diskbench resource in the project, by run id, with the earliest created and expiry times."""
+    runs: dict[str, Leftover] = {}
+
+    def add(rid: str, what: str, created: datetime | None, expires: datetime | None) -> None:
+        entry = runs.setdefault(rid, Leftover(rid, ""))
+        entry.resources.append(what)
+        if created is not None and (entry.created is None or created < entry.created):
+            entry.created = created
+        if expires is not None and (entry.expires is None or expires < entry.expires):
+            entry.expires = expires
+
+    for s in conn.compute.servers(tags=MARKER):
+        meta = s.metadata or {}
+        if "diskbench-run" in meta:
+            add(meta["diskbench-run"], f"server {s.name}", when(meta.get("diskbench-created")),
+                when(meta.get("diskbench-expires")))
+    for v in conn.block_storage.volumes(details=True):
+        meta = v.metadata or {}
+        if meta.get(MARKER) == "true" and "diskbench-run" in meta:
+            add(meta["diskbench-run"], f"volume {v.name}", when(meta.get("diskbench-created")),
+                when(meta.get("diskbench-expires")))
+    for g in conn.network.security_groups():
+        m = re.match(r"diskbench run (\S+): .*expires (\S+);", g.description or "")
+        if m and g.name == f"{MARKER}-{m.group(1)}":
+            add(m.group(1), f"security group {g.name}", _run_time(m.group(1)), when(m.group(2)))
+    for k in conn.compute.keypairs():
+        if k.name.startswith(f"{MARKER}-"):
+            rid = k.name[len(MARKER) + 1:]
+            created = _run_time(rid)
+            add(rid, f"keypair {k.name}", created, created + DEFAULT_LIFETIME if created else None)
+    return runs
+
+
+def _run_time(run_id: str) -> datetime | None:
+    """diskbench's run ids start with their UTC start time (YYYYMMDD-HHMMSS)."""
+    try:
+        return datetime.strptime(run_id[:15], "%Y%m%d-%H%M%S").replace(tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
