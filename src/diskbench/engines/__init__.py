@@ -1,0 +1,1 @@
+"""Benchmark engines: each one renders its jobs and parses its own output into diskbench's result model."""
