@@ -85,7 +85,8 @@ def parse_diskspd(text: str, *, source: str, per_target: bool = False) -> Disksp
     if not text.strip():
         raise ParseError(f"{source}: the file is empty (DiskSpd writes an empty file when it fails: see its stderr)")
     try:
-        runs, facts = parse_xml(text) if _is_xml(text) else parse_text(text)
+        xml = _is_xml(text) or text.lstrip().startswith("<")
+        runs, facts = parse_xml(text) if xml else parse_text(text)
         groups: list[GroupResult] = []
         for run in runs:
             run.notes[:0] = notes

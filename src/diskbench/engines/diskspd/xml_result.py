@@ -56,10 +56,10 @@ def _bool(el: ET.Element | None, tag: str) -> bool | None:
 
 def document(text: str) -> ET.Element:
     """The ``<Results>`` element of ``text`` (notes: what was repaired or ignored)."""
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
+        raise ParseError("DiskSpd XML never has a DOCTYPE or entities; refusing to parse this one")
     start = text.find("<Results")
     body = _DECL.sub("", text[start:] if start >= 0 else text)
-    if "<!DOCTYPE" in body or "<!ENTITY" in body:
-        raise ParseError("DiskSpd XML never has a DOCTYPE or entities; refusing to parse this one")
     body = _BARE_AMP.sub("&amp;", body)
     end = body.rfind("</Results>")
     if end >= 0:
