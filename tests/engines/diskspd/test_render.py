@@ -137,7 +137,8 @@ def test_rendering_is_deterministic_and_commands_ask_for_xml() -> None:
     ({"diskspd": {"caching": "rw"}}, {"DisableLocalCache": "true", "WriteThrough": "true"}),
     ({"rate_iops": 500}, {"Throughput": "500"}),
     ({"diskspd": {"throughput": 2048}}, {"Throughput": "2048"}),
-    ({"size": "1G", "diskspd": {"base_offset": "1M"}}, {"BaseFileOffset": str(2**20), "MaxFileSize": str(2**30 + 2**20)}),
+    ({"size": "1G", "diskspd": {"base_offset": "1M"}},
+     {"BaseFileOffset": str(2**20), "MaxFileSize": str(2**30 + 2**20)}),
     ({"iodepth": 7}, {"RequestCount": "7"}),
 ])
 def test_workload_keys_become_target_elements(workload: dict[str, Any], expected: dict[str, str]) -> None:
