@@ -143,9 +143,9 @@ def test_start_detached_script_carries_every_value_literally() -> None:
     assert argv_from_command_line(inner[1]) == argv[1:]
     assert {"C:\\r\\out $x.xml", "C:\\r\\err.txt", "C:\\r\\rc.txt", "C:\\r\\rc.txt.tmp", "C:\\r"} <= set(inner)
     assert "-RedirectStandardOutput" in runner and "-Wait" in runner and "Move-Item" in runner
-    launch = next(v for v in literals if v.startswith("-NoProfile"))
-    assert argv_from_command_line(launch)[-1] == "C:\\r\\run [1].ps1"
-    assert "-WindowStyle Hidden -PassThru" in script and script.rstrip().endswith("$p.Id")
+    launch = next(v for v in literals if v.startswith("powershell.exe"))
+    assert argv_from_command_line(launch)[-2:] == ["-File", "C:\\r\\run [1].ps1"]
+    assert "Win32_Process -MethodName Create" in script and script.rstrip().endswith("$r.ProcessId")
     encoded_command(script)  # short enough for cmd.exe
 
 

@@ -4,8 +4,11 @@ Scripts travel as ``powershell -EncodedCommand <base64 of UTF-16LE>``: no quotin
 cmd.exe and PowerShell, an encoded command needs none. Inside scripts every value is a
 single-quoted literal (:func:`ps_quote`), where PowerShell expands nothing. DiskSpd runs detached
 (long warm-ups outlive SSH and load-balancer idle timeouts): a small runner script starts it with
-its XML going straight to a file and writes the exit code to another file when it ends; the caller
-polls for that file and reads the results (:func:`read_file_script`, base64 so any bytes survive).
+``Start-Process``, its XML going straight to a file, and writes the exit code to another file when it
+ends; the caller polls for that file and reads the results (:func:`read_file_script`, base64 so any
+bytes survive). The runner itself is created through WMI (``Win32_Process.Create``): Windows OpenSSH
+puts a session's processes in a job that is killed when the session ends (Win32-OpenSSH #1195,
+#1642), and a process WMI creates is outside that job.
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ def _runner(argv: Sequence[str], stdout_path: str, stderr_path: str, exit_code_p
 
 def start_detached_script(argv: Sequence[str], *, stdout_path: str, stderr_path: str, exit_code_path: str,
                           runner_path: str, workdir: str | None = None) -> str:
-    """Script that starts ``argv`` (DiskSpd) detached and prints the runner's process id.
+    """Script that starts ``argv`` (DiskSpd) detached from the SSH session and prints the runner's process id.
 
     DiskSpd's stdout (its XML) goes to ``stdout_path`` byte for byte, stderr to ``stderr_path``;
     ``exit_code_path`` appears (atomically) with the exit code once DiskSpd has ended. The runner
@@ -90,13 +93,16 @@ def start_detached_script(argv: Sequence[str], *, stdout_path: str, stderr_path:
     if not argv:
         raise ValueError("nothing to start")
     runner = _runner(argv, stdout_path, stderr_path, exit_code_path, workdir)
-    args = windows_command_line(["-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-File", runner_path])
+    line = windows_command_line(["powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass",
+                                 "-File", runner_path])
     return "\n".join([
         "$ErrorActionPreference = 'Stop'",
         f"Remove-Item -LiteralPath {ps_quote(exit_code_path)} -Force -ErrorAction SilentlyContinue",
         f"Set-Content -LiteralPath {ps_quote(runner_path)} -Value {ps_quote(runner)} -Encoding UTF8",
-        f"$p = Start-Process -FilePath 'powershell.exe' -ArgumentList {ps_quote(args)} -WindowStyle Hidden -PassThru",
-        "$p.Id",
+        "$r = Invoke-CimMethod -ClassName Win32_Process -MethodName Create"
+        f" -Arguments @{{CommandLine = {ps_quote(line)}}}",
+        "if ($r.ReturnValue -ne 0) { throw \"Win32_Process.Create failed with $($r.ReturnValue)\" }",
+        "$r.ProcessId",
     ])
 
 
