@@ -18,6 +18,12 @@ seed                an integer                             ``-z<seed>``
 throughput          bytes per millisecond per thread       ``-g<n>`` (``rate_iops`` is ``-g<n>i``)
 base_offset         a size                                 ``-B<base>`` (``size`` is its length)
 ==================  =====================================  ==================================
+
+Counts map per target: ``iodepth`` is ``-o`` (outstanding I/Os per thread per target), ``numjobs``
+threads per target (``-t``) or in all (``-F``), ``rate_iops`` caps each thread on each target
+(``-g<n>i``), so fio's per-job meanings hold for one target. ``size`` limits the range of the
+target the I/O covers (``<MaxFileSize>``, from ``base_offset``); creating the file is the target's
+business (``DiskspdTarget.create_size``). DiskSpd has no trim and no size-based runs.
 """
 
 from __future__ import annotations
