@@ -234,6 +234,8 @@ def test_teardown_after_a_crash_finds_everything_by_run_id(fake: FakeOpenStack, 
     finally:
         proc.send_signal(signal.SIGKILL)  # no handler, no finally: a crash
         proc.wait(timeout=30)
+        if proc.stdout is not None:
+            proc.stdout.close()
     assert len(fake.servers) == 1 and len(fake.volumes) == 2 and fake.keypairs and fake.security_groups
     conn = connect("fake")
     found = find_leftovers(conn, run_id=RUN)
