@@ -1,0 +1,1 @@
+"""Machine providers: where a benchmark runs, and what that place's published limits are."""
