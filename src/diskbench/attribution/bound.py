@@ -152,7 +152,7 @@ def _platform(measured: Measured, evals: list[_Eval], notes: tuple[str, ...]) ->
 
 
 def _next_limit(best: _Eval, within: list[_Eval]) -> _Eval | None:
-    """The next tighter limit of the same metric from another level (disk vs VM), for 'not the ...'."""
+    """The nearest looser limit of the same metric from another level (disk vs VM), for 'not the ...'."""
     others = [e for e in within if e.limit.metric == best.limit.metric and not e.limit.burst
               and _kind_of(e.limit) != _kind_of(best.limit) and e.limit.value > best.limit.value]
     return min(others, key=lambda e: e.limit.value) if others else None
