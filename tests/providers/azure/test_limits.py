@@ -7,7 +7,6 @@ import math
 import pytest
 
 from diskbench.attribution.limit import Limit
-from diskbench.capabilities import lookup
 from diskbench.errors import DiskbenchError
 from diskbench.providers.azure.limits import (
     LimitsError,
@@ -19,6 +18,7 @@ from diskbench.providers.azure.limits import (
     vm_limits,
 )
 from diskbench.providers.azure.machine import DiskSpec, MachineSpec, TargetSpec, target_limits
+from diskbench.providers.azure.sizes import lookup
 
 # includes/disk-storage-premium-ssd-sizes.md, ms.date 03/16/2023: tier, GiB, IOPS, MB/s
 PREMIUM = [("P1", 4, 120, 25), ("P2", 8, 120, 25), ("P3", 16, 120, 25), ("P4", 32, 120, 25), ("P6", 64, 240, 50),

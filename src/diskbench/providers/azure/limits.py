@@ -1,7 +1,7 @@
 """Published Azure limits: what a managed disk and a VM size may deliver, with the document each came from.
 
 Pure arithmetic over two bundled data files: ``data/disk-types.json`` (disk tiers and the Premium SSD v2 /
-Ultra rules, several doc versions where they changed) and ``diskbench/data/azure-sizes.json`` (VM sizes in
+Ultra rules, several doc versions where they changed) and ``data/sizes.json`` (VM sizes in
 the SKU API's shape, plus ``Docs*`` capabilities that only the size pages publish: burst, temp and NVMe
 figures). Nothing here talks to Azure; a result can be attributed offline, years later, against the
 limits that were published when it was measured.
