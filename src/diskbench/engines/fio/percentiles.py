@@ -5,7 +5,8 @@ count reaches ``(long double) p / 100.0 * N`` (``calc_clat_percentiles`` in stat
 the double parsed from the percentile list (99.9 is 99.900000000000005684...), the arithmetic
 is x87 extended precision (64-bit mantissa, each step rounded to nearest), and fio is built
 with ``-ffast-math``, so the division is a multiplication by the extended-precision
-reciprocal of 100. Exact rational arithmetic lands one bucket lower whenever p/100 x N is a
+reciprocal of 100, and the compiled code (disassembled from Debian's fio 3.33 and a 3.42
+build) computes ``(N * 0.01L) * p``. Exact rational arithmetic lands one bucket lower whenever p/100 x N is a
 whole number that fio's rounding lifts above it (p99.9 at N = 1000, 2000, 3000 ...): checked
 against fio's printed percentiles on real runs. Merging jobs means summing their bins, then
 applying the same rule; averaging per-job percentiles would be wrong.
@@ -44,7 +45,7 @@ _ONE_HUNDREDTH = round_extended(Fraction(1, 100))
 
 def fio_threshold(p: float, n: int) -> Fraction:
     """The running count fio's percentile ``p`` must reach among ``n`` samples."""
-    return round_extended(round_extended(Fraction(p) * _ONE_HUNDREDTH) * n)
+    return round_extended(round_extended(n * _ONE_HUNDREDTH) * Fraction(p))
 
 
 def merge_bins(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
