@@ -119,10 +119,11 @@ class FakeArm:
         m = re.fullmatch(rf"{base}/providers/[^/]+/locations/[^/]+/asyncoperations/([^/]+)", req.path)
         if m:
             return self._async(m.group(1))
-        m = re.fullmatch(rf"({base}/resourcegroups/([^/]+)/providers/([^/]+)/([^/]+)/([^/]+))", req.path,
-                         re.IGNORECASE)
-        if m:
-            return self._resource(req, m.group(1), m.group(2), m.group(3), m.group(4), m.group(5))
+        m = re.fullmatch(rf"({base}/resourcegroups/([^/]+)/providers/([^/]+)/((?:[^/]+/[^/]+/)*[^/]+)/([^/]+))",
+                         req.path, re.IGNORECASE)
+        if m:  # nested types too: virtualMachines/vm1/extensions/x is type virtualMachines/extensions
+            rtype = "/".join(m.group(4).split("/")[0::2])
+            return self._resource(req, m.group(1), m.group(2), m.group(3), rtype, m.group(5))
         if req.path == f"{base}/providers/Microsoft.Compute/skus":
             location = _filter_value(req, "location")
             items = [s for s in self.skus if not location or location in s.get("locations", [])]
@@ -219,6 +220,18 @@ class FakeArm:
                                            f"{diff.get('placement')}."
         if len(storage.get("dataDisks", [])) > int(caps.get("MaxDataDiskCount", "0")):
             return "InvalidParameter", "The number of data disks exceeds the maximum for the VM size."
+        profile = props.get("osProfile", {})
+        if "windowsConfiguration" in profile:
+            password = profile.get("adminPassword", "")
+            classes = sum(any(f(c) for c in password) for f in (str.isupper, str.islower, str.isdigit,
+                                                                  lambda c: not c.isalnum()))
+            if not 12 <= len(password) <= 123 or classes < 3:
+                return "InvalidParameter", "The supplied password must be between 12-123 characters long and " \
+                                           "must satisfy at least 3 of password complexity requirements."
+            if len(profile.get("computerName", "")) > 15:
+                return "InvalidParameter", "Windows computer name cannot be more than 15 characters long."
+            if "linuxConfiguration" in profile or "customData" in profile:
+                return "InvalidParameter", "A Windows VM takes no linuxConfiguration."
         return None
 
     def _async(self, op: str) -> tuple[int, Any, dict[str, str]]:

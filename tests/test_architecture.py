@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "diskbench"
 # Names that only the fio engine may use, and names that only the Azure provider may use.
 FIO_ONLY = re.compile(r"json\+|clat_ns|group_reporting|percentile_list|clat_percentiles|output-format")
 AZURE_ONLY = re.compile(r"azure|\bIMDS\b|169\.254\.169\.254|\bStandard_[A-Z]|Premium(V2)?_LRS|StandardSSD_LRS"
-                        r"|Standard_LRS|UltraSSD|\bReadOnly\b|\bReadWrite\b|subscription|resource group")
+                        r"|Standard_LRS|UltraSSD|^ReadOnly$|^ReadWrite$|subscription|resource group")  # caching modes
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -27,10 +27,14 @@ class Imported:
 
 
 def _read(path: Path) -> str:
+    """The file as text: UTF-8, or UTF-16 with a byte-order mark (what PowerShell's ``>`` writes)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
+        data = path.read_bytes()
     except OSError as exc:
         raise DiskbenchError(f"{path}: cannot read: {exc.strerror}") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _rows(run_id: str, groups: list[GroupResult], host: str) -> list[StoredResult]:

@@ -57,6 +57,7 @@ class PlannedJob:
     sections: list[PlannedSection] = field(default_factory=list)  # several jobs at once (else empty)
     machines: list[str] = field(default_factory=list)  # several machines at once (else empty)
     engine: str = ""
+    platform: str = "linux"  # the machine's operating system family (registry name)
 
     @property
     def target_label(self) -> str:
@@ -156,8 +157,11 @@ def _engine_of(job: PlannedJob) -> str:
     """The unit's engine, after it has said it can run every job of the unit as written."""
     from . import registry
 
-    name = job.workload.engine or registry.default_engine()
+    name = job.workload.engine or registry.default_engine(job.platform)
     engine = registry.engines.get(name)
+    if job.platform not in engine.platforms:
+        raise ProfileError(f"workload {job.workload.name!r} runs {name}, which does not run on {job.platform} "
+                           f"({job.machine})", hint=f"{name} runs on {', '.join(engine.platforms)}; set engine:")
     problems = [(part.workload.name, key, why) for part in job.parts
                 for key, why in engine.check_workload(part.workload)]
     if problems:
@@ -185,7 +189,8 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     once: list[PlannedJob] = []
 
     def add(name: str, machine: str, provider: str, targets: dict[str, TargetModel], target_name: str,
-            host: Host | None = None, spec: dict[str, Any] | None = None, entry: MachineBase | None = None) -> None:
+            host: Host | None = None, spec: dict[str, Any] | None = None, entry: MachineBase | None = None,
+            platform: str = "linux") -> None:
         target = targets[target_name]
         for w, sweep in resolved.get(name, []):
             if w.sections:
@@ -196,11 +201,11 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                 expected = max(expected_seconds(s.workload, s.target) for s in sections)
                 once.append(PlannedJob(0, profile.name, w, machine, provider, first.target, expected,
                                        first.target_name, host, sweep, machine_spec=spec, entry=entry,
-                                       sections=sections))
+                                       sections=sections, platform=platform))
             elif w.targets is None or not target_name or target_name in w.targets:
                 once.append(PlannedJob(0, profile.name, w, machine, provider, target,
                                        expected_seconds(w, target), target_name, host, sweep,
-                                       machine_spec=spec, entry=entry))
+                                       machine_spec=spec, entry=entry, platform=platform))
 
     if hosts and (profile.machines or profile.hosts):
         raise ProfileError(f"profile {profile.name!r} names its own machines or hosts; "
@@ -211,24 +216,27 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     for host in hosts or profile.hosts:
         for target_name in host.targets:
             for name in host.workloads or list(resolved):
-                add(name, host.name, STATIC, dict(host.targets), target_name, host)
+                add(name, host.name, STATIC, dict(host.targets), target_name, host, platform=host.platform)
     for machine in profile.machine_entries:
         from . import registry
 
-        spec = registry.providers.get(machine.provider).spec(machine)
+        provider = registry.providers.get(machine.provider)
+        spec = provider.spec(machine)
         named = machine.named_targets()
         for target_name in named:
             for name in machine.workloads or list(resolved):
-                add(name, machine.name, machine.provider, dict(named), target_name, spec=spec, entry=machine)
+                add(name, machine.name, machine.provider, dict(named), target_name, spec=spec, entry=machine,
+                    platform=provider.platform(machine))
     if not (profile.machines or profile.hosts or hosts):
         target = dir_target(target_dir) if target_dir else profile.target
         for name in resolved:
             add(name, LOCAL, LOCAL, {"": target}, "")
     engines: dict[str, str] = {}
     for job in once:
-        if job.workload.name not in engines:
-            engines[job.workload.name] = _engine_of(job)
-        job.engine = engines[job.workload.name]
+        key = f"{job.workload.name}@{job.platform}"
+        if key not in engines:
+            engines[key] = _engine_of(job)
+        job.engine = engines[key]
     n = repeats or profile.repeats
     for rep in range(1, n + 1):
         for job in once:

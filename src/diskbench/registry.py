@@ -70,9 +70,10 @@ providers: Registry[Provider] = Registry("diskbench.providers", "provider")
 platforms: Registry[Platform] = Registry("diskbench.platforms", "platform")
 
 
-def default_engine() -> str:
-    """The engine of workloads that name none (the one that says it is the default)."""
+def default_engine(platform: str = "linux") -> str:
+    """The engine of workloads that name none, on ``platform`` (the engine that says so)."""
     for name in engines.names():
-        if getattr(engines.get(name), "default", False):
+        if platform in getattr(engines.get(name), "default_for", ()):
             return name
-    raise Unavailable("no default engine is installed", hint="install diskbench with pip (it brings fio's)")
+    raise Unavailable(f"no default engine for {platform} hosts is installed",
+                      hint="name one with engine: in the workload")

@@ -47,11 +47,12 @@ def show(app: App, run_id: str, fmt: str) -> None:
 @click.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--no-store", is_flag=True, help="Print only; do not store.")
-@click.option("--per-job", is_flag=True, help="One result per job name, not per reporting group.")
+@click.option("--per-job", "--per-target", "per_job", is_flag=True,
+              help="One result per job name (fio) or per target (DiskSpd), not per group or run.")
 @format_option
 @pass_app
 def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) -> None:
-    """Read an engine's output file (fio json or json+, noise included) and store/print it."""
+    """Read an engine's output file (fio json/json+, DiskSpd XML or text, noise included); store and print it."""
     from ..importer import import_file
 
     imported = import_file(file, store=None if no_store else app.store(), per_job=per_job)

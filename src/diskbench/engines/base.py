@@ -45,10 +45,11 @@ class Parsed:
 
 class Engine(ABC):
     name: ClassVar[str]
-    default: ClassVar[bool] = False  # the engine of workloads that name none
+    default_for: ClassVar[tuple[str, ...]] = ()  # platforms where workloads that name no engine use this one
     platforms: ClassVar[tuple[str, ...]] = ("linux",)
     job_suffix: ClassVar[str] = ".job"
     output_name: ClassVar[str] = "output.txt"  # the engine's result file in the artifacts
+    prefill_once: ClassVar[bool] = False  # lay out each target's file once per run, preconditioned or not
 
     @abstractmethod
     def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
@@ -61,6 +62,10 @@ class Engine(ABC):
     @abstractmethod
     def command(self, jobfile: str, output: str) -> list[str]:
         """The command line that runs ``jobfile`` and writes results to ``output``."""
+
+    def check_command(self, jobfile: str) -> list[str] | None:
+        """A command that checks ``jobfile`` on the host without any I/O (None: no such check)."""
+        return None
 
     @abstractmethod
     def version(self, ex: Executor) -> str | None:

@@ -54,7 +54,7 @@ class SSHExecutor(Executor):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._no_sftp = False
-        self.work_root = f"/tmp/diskbench-{self.user}/{host.name}"
+        self.work_root = self.sh.work_root(self.user, host.name)
         self._pid: str | None = None
 
     def interrupt(self) -> None:
@@ -186,9 +186,8 @@ class SSHExecutor(Executor):
 
     def _exec_upload(self, path: str, data: bytes) -> None:
         """``mkdir -p`` and ``cat >`` over an exec channel, for hosts without SFTP."""
-        folder = self.sh.quote(os.path.dirname(path) or ".")
         channel = self._live().get_transport().open_session()  # type: ignore[union-attr]
-        channel.exec_command(f"mkdir -p {folder} && cat > {self.sh.quote(path)}")
+        channel.exec_command(self.sh.write_file(path))
         channel.sendall(data)
         channel.shutdown_write()
         rc = channel.recv_exit_status()
@@ -196,7 +195,7 @@ class SSHExecutor(Executor):
             raise ExecutionError(f"{self.name}: cannot write {path} (exit {rc}) and the host has no SFTP")
 
     def _exec_download(self, path: str, dest: Path) -> bool:
-        out = self.shell(f"test -e {self.sh.quote(path)} && base64 < {self.sh.quote(path)}", timeout=120)
+        out = self.shell(self.sh.read_file(path), timeout=120)
         if out.returncode != 0:
             return False
         import base64
@@ -204,9 +203,6 @@ class SSHExecutor(Executor):
         dest.write_bytes(base64.b64decode(out.stdout))
         return True
 
-    def remove_workspace(self, run_id: str) -> None:
-        self.run(["rm", "-rf", "--one-file-system", f"{self.work_root}/{run_id}"], privileged=True)
-        self.run(["rmdir", "-p", "--ignore-fail-on-non-empty", self.work_root], privileged=True)
 
     def workspace(self, local_dir: Path) -> str:
         return f"{self.work_root}/{local_dir.parent.name}/{local_dir.name}"
@@ -218,8 +214,7 @@ class SSHExecutor(Executor):
         work = workdir or os.path.dirname(argv[-1])
         # One round trip starts the command detached and follows its status; the wrapper's pid
         # and exit code come back on stderr, the command's own stdout on stdout.
-        start = self.sh.start_detached(self.command(argv), work,
-                                       lambda wrapper: self.command(wrapper, privileged=privileged))
+        start = self.sh.start_detached(argv, work, lambda wrapper: self.command(wrapper, privileged=privileged))
         deadline = time.monotonic() + timeout
         received, rc, reconnected = 0, None, False
         pid: str | None = None
@@ -307,11 +302,9 @@ class SSHExecutor(Executor):
             return received, None, pid
 
     def _kill(self, pid: str) -> None:
-        """Stop the fio on the host: SIGINT first (fio then writes what it has), then SIGKILL."""
-        stop = self.command(["kill", "-INT", "--", f"-{pid}"], privileged=True)
-        kill = self.command(["kill", "-KILL", "--", f"-{pid}"], privileged=True)
+        """Stop the engine on the host the way its platform does (fio: SIGINT first, then SIGKILL)."""
         with contextlib.suppress(ExecutionError):
-            self.shell(self.sh.stop(pid, stop, kill), timeout=30)
+            self.shell(self.sh.stop(pid, lambda argv: self.command(argv, privileged=True)), timeout=30)
 
 
 def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:

@@ -37,13 +37,30 @@ class Shell(ABC):
     def which(self, program: str) -> str: ...
 
     @abstractmethod
-    def start_detached(self, cmd: str, work: str, wrap: Callable[[list[str]], str]) -> str: ...
+    def start_detached(self, argv: list[str], work: str, wrap: Callable[[list[str]], str]) -> str:
+        """Start ``argv`` detached in ``work`` (files stdout.txt, stderr.txt, exit_code there) and
+        print ``PID <n>`` on stderr; ``wrap`` turns an argv into a command line (privileges)."""
 
     @abstractmethod
-    def follow(self, work: str, pid: str | None, start: str, received: int) -> str: ...
+    def follow(self, work: str, pid: str | None, start: str, received: int) -> str:
+        """Stream stdout.txt from byte ``received`` until the command ends, then ``RC <code>`` on stderr
+        (after running ``start`` when there is no ``pid`` yet)."""
 
     @abstractmethod
-    def stop(self, pid: str, stop: str, kill: str) -> str: ...
+    def stop(self, pid: str, wrap: Callable[[list[str]], str]) -> str:
+        """Stop the detached command (gently first where the program writes partial results)."""
+
+    @abstractmethod
+    def write_file(self, path: str) -> str:
+        """A command that writes its stdin to ``path`` (creating folders): for hosts without SFTP."""
+
+    @abstractmethod
+    def read_file(self, path: str) -> str:
+        """A command that prints ``path`` as base64, failing when it does not exist."""
+
+    @abstractmethod
+    def work_root(self, user: str, host: str) -> str:
+        """Where this host keeps a run's job files and outputs."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +71,8 @@ class DeviceMap:
     temp_paths: tuple[str, ...] = ()  # the temp (resource) disk's partition or device
     temp_mounts: tuple[str, ...] = ()  # where images mount the temp disk when no path matches
     nvme_exclude_models: tuple[str, ...] = ()  # NVMe controllers that are not local disks
+    lun_locations: tuple[str, ...] = ()  # Windows: the end of a disk's Location for LUN n, with {n}
+    temp_drives: tuple[str, ...] = ()  # Windows: drives where the temp disk is mounted
     lun_hint: str = ""
     temp_hint: str = ""
 
@@ -64,6 +83,7 @@ class DeviceMap:
         return DeviceMap(cat(self.lun_paths, other.lun_paths), cat(self.temp_paths, other.temp_paths),
                          cat(self.temp_mounts, other.temp_mounts),
                          cat(self.nvme_exclude_models, other.nvme_exclude_models),
+                         cat(self.lun_locations, other.lun_locations), cat(self.temp_drives, other.temp_drives),
                          self.lun_hint or other.lun_hint, self.temp_hint or other.temp_hint)
 
 
@@ -128,6 +148,10 @@ class Platform(ABC):
     @abstractmethod
     def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
         """Install a package with the host's package manager (or explain why not)."""
+
+    def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
+        """Remove a run's workspace, and the root too when nothing else is left in it."""
+        self.remove_tree(ex, path)
 
     def doctor(self, ex: Executor) -> list[Check]:
         """The host tools this platform needs, for ``diskbench doctor``."""

@@ -105,6 +105,10 @@ class Provider(ABC):
         """The machine as declared, for testbed keys (never measured values)."""
         return machine.model_dump(exclude={"name", "description", "workloads", "target"}, exclude_none=True)
 
+    def platform(self, machine: MachineBase) -> str:
+        """The operating system family of a machine of this provider (a platform's registry name)."""
+        return "linux"
+
     def device_map(self) -> DeviceMap:
         """Where this provider's machines show their disks (temp disk, LUN n, NVMe)."""
         return DeviceMap()

@@ -39,6 +39,7 @@ class MachineWork:
         self.prepared: dict[str, Prepared] = {}
         self.versions: dict[str, str | None] = {}
         self._target_facts: dict[str, dict[str, Any]] = {}
+        self.laid_out: set[str] = set()  # targets whose files an engine has laid out this run
 
     def acquire(self, prun: ProviderRun, trust: HostKeyTrust | None) -> Executor:
         if self.jobs[0].provider == LOCAL:
@@ -69,9 +70,9 @@ class MachineWork:
         finally:
             for where in self.prepared.values():
                 where.release()
-            remove = getattr(ex, "remove_workspace", None)
-            if remove is not None:
-                remove(self.run_id)
+            root = getattr(ex, "work_root", None)
+            if root is not None:  # a remote host: its copies of job files and outputs
+                platform.remove_workspace(ex, f"{root}/{self.run_id}", root)
             ex.close()
 
     def _status(self, job: PlannedJob) -> str:
@@ -138,7 +139,7 @@ class MachineWork:
             testbed=testbed_key(job, engine.testbed_text(rendered), engine.name, self.versions.get(engine.name)))
         label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
         index = self.runner.next_index()
-        data_passes(ex, engine, job, places, art, label, self.ui.line)
+        data_passes(ex, engine, job, places, art, label, self.ui.line, self.laid_out)
         with self.ui.job(index, self.total, label, job.expected_s, 0.0) as tracker:
             rc = run_engine(ex, engine, job, rendered, art, tracker)
         if self.runner.stopped:

@@ -31,6 +31,13 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
     work = ex.workspace(art)
     jobfile, output = f"{work}/{job_name}", f"{work}/{output_name}"
     ex.write_text(jobfile, rendered)
+    check = engine.check_command(jobfile)
+    if check is not None:
+        out = ex.run(check, timeout=60)
+        if out.returncode != 0:
+            detail = [ln.strip() for ln in (out.stderr or out.stdout).splitlines() if ln.strip()]
+            raise ExecutionError(f"{engine.name} refused the job file {job_name}: "
+                                 f"{detail[0] if detail else f'exit {out.returncode}'}")
     feed = engine.status(tracker) if tracker is not None else (lambda _t: None)
     rc = ex.stream(engine.command(jobfile, output), on_output=feed, timeout=job.expected_s * 3 + 120,
                    stdout_path=art / f"{prefix}stdout.txt", stderr_path=art / f"{prefix}stderr.txt",
@@ -42,11 +49,18 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
 
 
 def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
-                 line: Callable[[str], None]) -> None:
-    """Precondition (write the working set) and warm-up (fill a read cache) before measuring."""
+                 line: Callable[[str], None], laid_out: set[str] | None = None) -> None:
+    """Precondition (write the working set) and warm-up (fill a read cache) before measuring.
+
+    An engine that lays its files out once per run (``prefill_once``) gets the pass for every
+    target not in ``laid_out`` yet, preconditioned or not, and the target joins ``laid_out``.
+    """
     parts = job.parts
+    laid_out = laid_out if laid_out is not None else set()
     pre = [Place(engine.precondition(p.workload), p.target_label, p.directory, p.filename)
-           for p, part in zip(places, parts, strict=True) if part.target.precondition]
+           for p, part in zip(places, parts, strict=True)
+           if part.target.precondition or (engine.prefill_once and p.target_label not in laid_out)]
+    laid_out.update(p.target_label for p in places)
     if pre:
         line(f"{label}: preconditioning (writing the working set once)")
         rc = run_engine(ex, engine, job, engine.render(job, pre, purpose="precondition"), art, None, "precondition")

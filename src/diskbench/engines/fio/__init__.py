@@ -37,7 +37,7 @@ def _version_tuple(text: str) -> tuple[int, ...]:
 
 class FioEngine(Engine):
     name: ClassVar[str] = "fio"
-    default: ClassVar[bool] = True
+    default_for: ClassVar[tuple[str, ...]] = ("linux",)
     platforms: ClassVar[tuple[str, ...]] = ("linux",)
     job_suffix: ClassVar[str] = ".fio"
     output_name: ClassVar[str] = "output.json"

@@ -47,6 +47,10 @@ class LinuxPlatform(Platform):
     def remove_tree(self, ex: Executor, path: str) -> None:
         ex.run(["rm", "-rf", "--one-file-system", path], privileged=True)
 
+    def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
+        self.remove_tree(ex, path)
+        ex.run(["rmdir", "-p", "--ignore-fail-on-non-empty", root], privileged=True)
+
     def is_dir(self, ex: Executor, path: str) -> bool:
         return ex.run(["test", "-d", path]).returncode == 0
 

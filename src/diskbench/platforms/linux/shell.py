@@ -26,14 +26,14 @@ class PosixShell(Shell):
     def which(self, program: str) -> str:
         return f"command -v {shlex.quote(program)}"
 
-    def start_detached(self, cmd: str, work: str, wrap: Callable[[list[str]], str]) -> str:
+    def start_detached(self, argv: list[str], work: str, wrap: Callable[[list[str]], str]) -> str:
         """Start ``cmd`` detached in ``work`` (files stdout.txt, stderr.txt, pid, exit_code).
 
         ``wrap`` turns the detached wrapper's argv into a command line (with sudo where the host
         needs it). The wrapper outlives a Ctrl-C sent to its group (trap), so the exit code is
         always written; the pid comes back on stderr as ``PID <n>``.
         """
-        inner = (f"trap : INT TERM HUP; echo $$ > pid; {cmd} > stdout.txt 2> stderr.txt; "
+        inner = (f"trap : INT TERM HUP; echo $$ > pid; {self.join(argv)} > stdout.txt 2> stderr.txt; "
                  "echo $? > exit_code.part; mv exit_code.part exit_code")
         launch = wrap(["setsid", "sh", "-c", inner])
         return (f"cd {shlex.quote(work)} || exit 97; rm -f pid exit_code; ({launch}) >/dev/null 2>&1 </dev/null &\n"
@@ -47,7 +47,18 @@ class PosixShell(Shell):
                 f"tail -c +{received + 1} -s 0.05 -F --pid=$p stdout.txt 2>/dev/null\n"
                 "echo \"RC $(cat exit_code 2>/dev/null)\" >&2\n")
 
-    def stop(self, pid: str, stop: str, kill: str) -> str:
+    def stop(self, pid: str, wrap: Callable[[list[str]], str]) -> str:
         """SIGINT first (fio then writes what it has), SIGKILL after 10 s."""
+        stop, kill = wrap(["kill", "-INT", "--", f"-{pid}"]), wrap(["kill", "-KILL", "--", f"-{pid}"])
         return (f"{stop}; for i in $(seq 50); do kill -0 {pid} 2>/dev/null || exit 0; sleep 0.2; "
                 f"done; {kill}")
+
+    def write_file(self, path: str) -> str:
+        folder = shlex.quote(path.rsplit("/", 1)[0] or "/")
+        return f"mkdir -p {folder} && cat > {shlex.quote(path)}"
+
+    def read_file(self, path: str) -> str:
+        return f"test -e {shlex.quote(path)} && base64 < {shlex.quote(path)}"
+
+    def work_root(self, user: str, host: str) -> str:
+        return f"/tmp/diskbench-{user}/{host}"

@@ -34,6 +34,15 @@ class AzureProvider(Provider):
 
         return Machine
 
+    def platform(self, machine: MachineBase) -> str:
+        return str(getattr(machine, "os", "linux"))
+
+    def spec(self, machine: MachineBase) -> dict[str, Any]:
+        spec = super().spec(machine)
+        if spec.get("os") == "linux":
+            del spec["os"]  # Linux machines keep the testbed keys they had before Windows existed
+        return spec
+
     def device_map(self) -> DeviceMap:
         from .devices import DEVICE_MAP
 

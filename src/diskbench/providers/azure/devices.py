@@ -9,6 +9,8 @@ DEVICE_MAP = DeviceMap(
     temp_paths=("/dev/disk/azure/resource-part1",),
     temp_mounts=("/mnt",),
     nvme_exclude_models=("accelerator",),  # the NVMe front of remote disks on v6 sizes, not a local disk
-    lun_hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1`",
+    lun_locations=(": LUN {n}",),  # Windows: "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2"
+    temp_drives=("D:",),  # Windows images mount the temp disk as D:
+    lun_hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1` (Windows: Get-Disk)",
     temp_hint="this VM size may have none",
 )

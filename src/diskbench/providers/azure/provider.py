@@ -94,10 +94,18 @@ class AzureRun(ProviderRun):
             self.session.compute.virtual_machines.begin_create_or_update(
                 self.group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login,
                                             host_key=host_key)).result()
+            if m.os == "windows":
+                from .winspec import EXTENSION, extension_body
+
+                self.line(f"{m.name}: setting up OpenSSH (custom script extension)")
+                self.session.compute.virtual_machine_extensions.begin_create_or_update(
+                    self.group, m.name, EXTENSION,
+                    extension_body(m, tags=self.tags, login=self.login, host_key=host_key)).result()
             address = self.session.network.public_ip_addresses.get(self.group, f"{m.name}-ip").ip_address
         targets = {name or "target": t for name, t in m.named_targets().items()}
-        return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file), sudo=True,
-                    host_key=host_key.fingerprint, install_fio=True, targets=targets)
+        return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file),
+                    sudo=m.os != "windows", host_key=host_key.fingerprint, install_fio=True, targets=targets,
+                    platform=m.os)
 
     def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[SSHExecutor, PlannedJob]:
         assert isinstance(job.entry, Machine)
@@ -125,6 +133,8 @@ class AzureRun(ProviderRun):
                 if "host key" in str(exc) or time.monotonic() > deadline:
                     raise
                 self.stopping.wait(2)
+        if host.platform == "windows":
+            return ex  # set up by the extension, which finished before the VM was handed over
         out = ex.run(["cloud-init", "status", "--wait"], timeout=max(60.0, deadline - time.monotonic()))
         if out.returncode not in (0, 2, 127):  # 2: done with recoverable errors; 127: no cloud-init
             raise ExecutionError(f"{host.name}: cloud-init failed: {(out.stdout + out.stderr).strip()[-200:]}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ...profile.machines import MachineBase
 from ...profile.workload import Strict
@@ -26,13 +26,24 @@ class DataDisk(Strict):
     mbps: int | None = Field(None, ge=1)
 
 
+LINUX_IMAGE = "Canonical:ubuntu-24_04-lts:server:latest"
+WINDOWS_IMAGE = "MicrosoftWindowsServer:WindowsServer:2022-datacenter-azure-edition:latest"  # Gen2
+
+
 class Machine(MachineBase):
     """An Azure VM to create, and the storage targets on it that the workloads measure."""
 
     provider: Literal["azure"] = "azure"
     region: str
     size: str = Field(description="VM size, e.g. Standard_E8ds_v4")
-    image: str = "Canonical:ubuntu-24_04-lts:server:latest"
+    os: Literal["linux", "windows"] = Field("linux", description="windows: Windows Server with OpenSSH, DiskSpd")
+    image: str = Field("", description=f"publisher:offer:sku:version (default {LINUX_IMAGE}, or {WINDOWS_IMAGE})")
     zone: str | None = None
     os_disk: OsDisk = Field(default_factory=OsDisk)
     data_disks: list[DataDisk] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _image(self) -> Machine:
+        if not self.image:
+            self.image = WINDOWS_IMAGE if self.os == "windows" else LINUX_IMAGE
+        return self

@@ -11,7 +11,7 @@ import base64
 
 import pytest
 
-from diskbench.engines.diskspd.powershell import (
+from diskbench.platforms.windows.powershell import (
     CMD_LIMIT,
     decode_read_output,
     encoded_command,
