@@ -67,6 +67,7 @@ class Shell(ABC):
 class DeviceMap:
     """Where a machine's disks appear, as its provider knows them; paths are tried in order."""
 
+    luns: tuple[str, ...] = ()  # the device of LUN n, when the provider knows it for this machine
     lun_paths: tuple[str, ...] = ()  # patterns with {n}: the data disk at LUN n
     temp_paths: tuple[str, ...] = ()  # the temp (resource) disk's partition or device
     temp_mounts: tuple[str, ...] = ()  # where images mount the temp disk when no path matches
@@ -80,7 +81,8 @@ class DeviceMap:
         def cat(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
             return tuple(dict.fromkeys((*a, *b)))
 
-        return DeviceMap(cat(self.lun_paths, other.lun_paths), cat(self.temp_paths, other.temp_paths),
+        return DeviceMap(self.luns or other.luns, cat(self.lun_paths, other.lun_paths),
+                         cat(self.temp_paths, other.temp_paths),
                          cat(self.temp_mounts, other.temp_mounts),
                          cat(self.nvme_exclude_models, other.nvme_exclude_models),
                          cat(self.lun_locations, other.lun_locations), cat(self.temp_drives, other.temp_drives),

@@ -73,6 +73,7 @@ class _DeviceBase(_Base):
 
 
 class _ArrayBase(_DeviceBase):
+    raid: Literal[0] | None = Field(None, description="RAID level of several devices: 0 (striped), the only one")
     chunk: str | None = Field(None, description="RAID0 chunk size, e.g. 64k (default 512k)")
 
     @field_validator("chunk")

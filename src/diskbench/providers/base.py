@@ -74,6 +74,10 @@ class ProviderRun(ABC):
         """A connected executor for the job's machine (created first if need be), and the job
         with its host filled in."""
 
+    def device_map(self, machine: str) -> DeviceMap | None:
+        """Where this machine's disks are, when only the run knows (e.g. the volumes it attached)."""
+        return None
+
     def teardown(self) -> None:  # noqa: B027 - optional hook
         """Delete everything this run created; safe to call twice."""
 

@@ -98,6 +98,9 @@ class MachineWork:
         allowed = self.plan.destroy_data_on + (host.destroy_data_on if host else [])
         base = self.options.scratch_base if self.jobs[0].provider == LOCAL else None
         devices = registry.providers.get(self.jobs[0].provider).device_map()
+        known = self.runner.provider_runs[self.jobs[0].provider].device_map(self.machine)
+        if known is not None:
+            devices = known.merged(devices)
         return platform.preparer(ex, devices=devices, allowed=allowed, name=self.machine, run_id=self.run_id,
                                  scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line)
 

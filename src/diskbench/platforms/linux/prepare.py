@@ -173,7 +173,8 @@ class LinuxPreparer(Preparer):
         raise DiskbenchError(f"target kind {target.kind} has no devices")
 
     def _lun(self, n: int) -> str:
-        for pattern in self.map.lun_paths:
+        known = [self.map.luns[n]] if n < len(self.map.luns) else []
+        for pattern in [*known, *self.map.lun_paths]:
             path = pattern.format(n=n)
             if self.ex.run(["test", "-e", path]).returncode == 0:
                 return self.canonical(path)

@@ -97,10 +97,10 @@ class AzureProvider(Provider):
 
     def start(self, ctx: RunContext) -> ProviderRun:
         """Log in (or fail with how to) before the run is recorded; the run itself is per run id."""
+        from ..network import detect_public_address, ssh_source
         from .groups import Journal
-        from .netspec import ssh_source
         from .provider import AzureRun
-        from .session import connect, detect_public_address
+        from .session import connect
 
         session = connect(ctx.options.get("subscription"))
         source = ctx.options.get("ssh_source")

@@ -3,24 +3,12 @@ and a NIC per VM. SSH is never opened to the whole internet unless the user says
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
-from ...errors import DiskbenchError
+from ..network import ssh_source as ssh_source  # noqa: F401 - where it always was
 
 VNET_PREFIX = "10.213.0.0/16"
 SUBNET_PREFIX = "10.213.0.0/24"
-
-
-def ssh_source(value: str) -> str:
-    """A CIDR (a bare address means /32), or ``*`` for ``any``."""
-    if value == "any":
-        return "*"
-    try:
-        return str(ipaddress.ip_network(value if "/" in value else f"{value}/32", strict=False))
-    except ValueError:
-        raise DiskbenchError(f"--ssh-source {value!r} is not an address or CIDR",
-                             hint="e.g. 203.0.113.7 or 203.0.113.0/24, or `any` to open SSH to everyone") from None
 
 
 def nsg_body(region: str, tags: dict[str, str], source: str) -> dict[str, Any]:

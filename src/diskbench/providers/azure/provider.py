@@ -18,6 +18,7 @@ from typing import Any
 
 from ...errors import ExecutionError, ProfileError
 from ...executors.hostkeys import HostKeyTrust
+from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
 from ...plan import PlannedJob
 from ...profile import Host, MachineBase
@@ -29,7 +30,7 @@ from .schema import Machine
 from .session import AzureSession
 from .sizes import SizeInfo
 from .skus import online_problems
-from .vmspec import ADMIN_USER, KeyPair, vm_body
+from .vmspec import ADMIN_USER, vm_body
 
 
 class AzureRun(ProviderRun):

@@ -123,17 +123,4 @@ def connect(subscription: str | None = None, *, credential: TokenCredential | No
     return AzureSession(sub, credential, kwargs)
 
 
-def detect_public_address(timeout: float = 5.0) -> str:
-    """This machine's public IPv4 address as a /32, for the NSG rule that admits SSH."""
-    import ipaddress
-    import urllib.request
-
-    for url in ("https://api.ipify.org", "https://ifconfig.me/ip"):
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 - fixed https URLs
-                text = response.read().decode().strip()
-            return f"{ipaddress.ip_address(text)}/32"
-        except (OSError, ValueError):
-            continue
-    raise DiskbenchError("cannot detect your public address for the SSH rule",
-                         hint="pass --ssh-source CIDR (or --ssh-source any to open SSH to everyone)")
+from ..network import detect_public_address as detect_public_address  # noqa: E402,F401 - where it was

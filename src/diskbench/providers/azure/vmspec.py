@@ -7,38 +7,15 @@ through cloud-init, so its fingerprint is known before the first connection.
 from __future__ import annotations
 
 import base64
-import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 import yaml
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519
 
+from ...executors.keys import KeyPair as KeyPair
 from .schema import Machine
 
 ADMIN_USER = "azureuser"
 PACKAGES = ["fio", "mdadm", "nvme-cli", "xfsprogs"]
-
-
-@dataclass
-class KeyPair:
-    private_openssh: str
-    public_openssh: str
-
-    @classmethod
-    def generate(cls, comment: str = "") -> KeyPair:
-        key = ed25519.Ed25519PrivateKey.generate()
-        private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH,
-                                    serialization.NoEncryption()).decode()
-        public = key.public_key().public_bytes(serialization.Encoding.OpenSSH,
-                                               serialization.PublicFormat.OpenSSH).decode()
-        return cls(private, f"{public} {comment}".strip())
-
-    @property
-    def fingerprint(self) -> str:
-        blob = base64.b64decode(self.public_openssh.split()[1])
-        return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
 def cloud_init(host_key: KeyPair) -> str:

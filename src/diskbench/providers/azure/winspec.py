@@ -15,9 +15,10 @@ import secrets
 import string
 from typing import Any
 
+from ...executors.keys import KeyPair
 from ...platforms.windows.powershell import encoded_command, ps_quote, windows_command_line
 from .schema import Machine
-from .vmspec import ADMIN_USER, KeyPair
+from .vmspec import ADMIN_USER
 
 EXTENSION = "diskbench-openssh"
 
