@@ -193,10 +193,17 @@ class Guest:
     def run(self, cmd: str, timeout: float = 300.0) -> tuple[int, str, str]:
         """Run ``cmd`` with sh as root; returns (exit code, stdout, stderr). One connection, reused."""
         channel = self._session().get_transport().open_session(timeout=30)  # type: ignore[union-attr]
-        channel.settimeout(timeout)
-        channel.exec_command(cmd)
-        out, err = _drain(channel)
+        try:
+            channel.exec_command(cmd)
+            out, err = _drain(channel, time.monotonic() + timeout)
+        except TimeoutError:
+            channel.close()
+            raise GuestLabError(f"guest {self.name}: `{cmd[:200]}` still running after {timeout:.0f} s") from None
         return channel.recv_exit_status(), out, err
+
+    def served_host_key(self) -> paramiko.PKey:
+        """The host key the guest's sshd presented on the current connection (verified against host_key)."""
+        return self._session().get_transport().get_remote_server_key()  # type: ignore[union-attr]
 
     def check(self, cmd: str, timeout: float = 300.0) -> str:
         """Like run(), but a non-zero exit raises with the command's stderr; returns stdout."""
@@ -226,10 +233,12 @@ class Guest:
             self._client = None
 
 
-def _drain(channel: paramiko.Channel) -> tuple[str, str]:
+def _drain(channel: paramiko.Channel, deadline: float) -> tuple[str, str]:
     """Read stdout and stderr to the end without letting either fill its window while we wait on the other."""
     out, err = bytearray(), bytearray()
     while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError
         got = False
         if channel.recv_ready():
             out += channel.recv(65536)
@@ -306,8 +315,10 @@ class GuestLab:
 
     def _popen(self, spec: GuestSpec, boot: Boot, cmd: Command, host: KeyPair, client: KeyPair) -> Guest:
         (boot.directory / "serial.log").unlink(missing_ok=True)
+        # setpriv --pdeathsig: should the test process be killed outright (no close()), QEMU dies with it.
+        argv = (["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []) + cmd.argv
         with open(boot.directory / "qemu.out", "wb") as out:
-            proc = subprocess.Popen(cmd.argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         (boot.directory / "argv").write_text("\n".join(cmd.argv) + "\n")
         return Guest(name=spec.name, spec=spec, port=boot.ssh_port, key_file=client.private,
                      host_key=host.public_line, host_key_fingerprint=host.fingerprint, directory=boot.directory,

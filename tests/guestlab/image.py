@@ -9,7 +9,8 @@ killed at any moment never leaves a half image behind. The image holds no SSH ho
 gets its own (see guest.py).
 
 ``python -m tests.guestlab.image`` builds or reuses the image and prints its time and size;
-``--check`` only says whether a cached image exists.
+``--check`` only says whether a cached image exists; ``--prune`` deletes the images of other recipes.
+The cache is ``/var/cache/diskbench-lab/<hash>/`` unless ``DISKBENCH_LAB_CACHE`` names another directory.
 """
 
 from __future__ import annotations
@@ -154,7 +155,8 @@ def mirror() -> str:
     sources = Path("/etc/apt/sources.list.d/debian.sources")
     if sources.is_file():
         for stanza in sources.read_text().split("\n\n"):
-            fields = dict(line.split(":", 1) for line in stanza.splitlines() if ":" in line and not line.startswith("#"))
+            lines = [line for line in stanza.splitlines() if ":" in line and not line.startswith("#")]
+            fields = dict(line.split(":", 1) for line in lines)
             suites = fields.get("Suites", "").split()
             if SUITE in suites and "URIs" in fields:
                 return fields["URIs"].split()[0]
@@ -162,15 +164,25 @@ def mirror() -> str:
 
 
 def _run(argv: list[str]) -> None:
+    """Run a build step that dies with this process (so a killed build leaves no writer behind)."""
+    if argv[0] != "setpriv":
+        argv = ["setpriv", "--pdeathsig", "KILL", *argv]
     proc = subprocess.run(argv, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        raise ImageError(f"{' '.join(argv[:4])} ... failed (exit {proc.returncode}):\n{tail}")
+        raise ImageError(f"{' '.join(argv[3:7])} ... failed (exit {proc.returncode}):\n{tail}")
 
 
 def _in_namespace(script: str) -> None:
-    """Run a shell script in a private mount namespace: its mounts vanish with it, even when killed."""
-    _run(["unshare", "--mount", "--propagation", "private", "sh", "-euc", script])
+    """Run a shell script in private mount and PID namespaces, tied to this process's life.
+
+    The mounts (proc, sys, dev in the chroot) vanish with the namespace, even on SIGKILL. If this process
+    dies, unshare gets SIGKILL (setpriv --pdeathsig), its child, PID 1 of the namespace, gets SIGKILL too
+    (--kill-child), and the kernel then kills everything else in the namespace (debootstrap, dpkg), so no
+    orphan keeps writing into a build directory the next build will delete.
+    """
+    _run(["setpriv", "--pdeathsig", "KILL", "unshare", "--mount", "--propagation", "private", "--pid", "--fork",
+          "--kill-child", "sh", "-euc", script])
 
 
 def _debootstrap(rootfs: Path, log: Log) -> None:
@@ -247,7 +259,7 @@ def _base_rootfs(cache: Path, log: Log) -> Path:
 
 def check_host() -> None:
     """The tools a build needs, as one clear message."""
-    missing = [t for t in ("debootstrap", "mkfs.ext4", "unshare", "chroot") if shutil.which(t) is None]
+    missing = [t for t in ("debootstrap", "mkfs.ext4", "unshare", "setpriv", "chroot") if shutil.which(t) is None]
     if missing:
         raise ImageError(f"missing {', '.join(missing)}: apt-get install -y debootstrap e2fsprogs util-linux")
     if os.geteuid() != 0:
@@ -285,9 +297,23 @@ def build_image(log: Log = lambda s: None) -> GuestImage:
         return GuestImage(cache / digest, digest)
 
 
+def prune(log: Log = lambda s: None) -> None:
+    """Delete cached images and base trees of other recipes (a guest still running keeps its open files)."""
+    cache = cache_dir()
+    if not cache.is_dir():
+        return
+    keep = {recipe_hash(), f"base-{base_hash()}"}
+    with _build_lock(cache):
+        for entry in sorted(cache.iterdir()):
+            if entry.is_dir() and entry.name not in keep and not entry.name.startswith("."):
+                log(f"removing {entry}")
+                _remove_tree(entry)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.guestlab.image", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only say whether the image of this recipe is cached")
+    parser.add_argument("--prune", action="store_true", help="also delete cached images of other recipes")
     args = parser.parse_args(argv)
     if args.check:
         image = cached_image()
@@ -300,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImageError as exc:
         print(f"guest image: {exc}", file=sys.stderr)
         return 1
+    if args.prune:
+        prune(log=lambda s: print(f"  {s}", flush=True))
     size = image.allocated_bytes() / 2**20
     print(f"guest image {image.recipe_hash}: ready in {time.monotonic() - start:.1f} s, "
           f"{size:.0f} MiB on disk ({image.directory})")

@@ -140,6 +140,8 @@ def kernel_args(spec: GuestSpec) -> str:
         args.append(f"lab.ip2={spec.ip2}")
     if spec.nfs_server:
         args.append("lab.nfs=1")
+    if spec.kernel_extra:
+        args.append(spec.kernel_extra)
     return " ".join(args)
 
 

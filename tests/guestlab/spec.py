@@ -110,7 +110,8 @@ class GuestSpec:
     /resource exist; otherwise the OS disk is virtio-blk. ``groups``: shared throttle groups by name
     (referenced from ``DiskSpec.shared``). ``vm_cached``: the VM's cached limit over every cached disk.
     ``ip2``: static address on a private segment (given to ``GuestLab.start``). ``forwards``: guest TCP
-    ports forwarded to free ports on 127.0.0.1 (``Guest.forwarded``).
+    ports forwarded to free ports on 127.0.0.1 (``Guest.forwarded``). ``kernel_extra``: more kernel
+    arguments (``lab.debug=1`` writes lab-init's timestamped steps to the serial log).
     """
 
     name: str = "guest"
@@ -124,6 +125,7 @@ class GuestSpec:
     forwards: tuple[int, ...] = ()
     memory_mib: int = 512
     smp: int = 1
+    kernel_extra: str = ""
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -140,7 +142,8 @@ class GuestSpec:
         luns = [lun for _, lun in self.scsi_luns()]
         if len(set(luns)) != len(luns):
             raise ValueError(f"GuestSpec {self.name}: two scsi disks on one LUN: {luns}")
-        if len([d for d in self.disks if d.bus == "nvme"]) > 14 or len([d for d in self.disks if d.bus == "virtio"]) > 8:
+        buses = [d.bus for d in self.disks]
+        if buses.count("nvme") > 14 or buses.count("virtio") > 8:
             raise ValueError(f"GuestSpec {self.name}: at most 14 NVMe and 8 virtio data disks")
 
     def all_disks(self) -> list[DiskSpec]:
@@ -159,7 +162,8 @@ class GuestSpec:
 
 # --- shapes ---------------------------------------------------------------------------------------
 
-def nvme_disks(count: int, *, size_mib: int = 128, prefix: str = "nvme", cap: Throttle | None = None) -> tuple[DiskSpec, ...]:
+def nvme_disks(count: int, *, size_mib: int = 128, prefix: str = "nvme",
+               cap: Throttle | None = None) -> tuple[DiskSpec, ...]:
     """``count`` NVMe devices with serials ``<prefix>-0``... (L-series local NVMe, OpenStack-style volumes)."""
     return tuple(DiskSpec(f"{prefix}{i}", size_mib=size_mib, bus="nvme", serial=f"{prefix}-{i}", cap=cap)
                  for i in range(count))
@@ -179,7 +183,7 @@ def azure_vm(name: str = "azure", data: Iterable[DiskSpec] = (), *, temp_mib: in
 
 def l_series(name: str = "lseries", nvme: int = 2, **kw: object) -> GuestSpec:
     """Azure L-series: Azure layout plus ``nvme`` local NVMe devices."""
-    return azure_vm(name, nvme=nvme, **kw)
+    return azure_vm(name, nvme=nvme, **kw)  # type: ignore[arg-type]
 
 
 def openstack(name: str = "openstack", nvme: int = 4, **kw: object) -> GuestSpec:

@@ -22,6 +22,7 @@ def openssh_fingerprint(key: paramiko.PKey) -> str:
 
 def test_plain_guest_login_pins_the_generated_host_key(guest_lab: GuestLab) -> None:
     guest = guest_lab.start(plain(disks=[DiskSpec("data0", bus="virtio", size_mib=16)]))
+    print(f"plain guest: boot to 'sshd started' {guest.boot_seconds:.1f} s")
     assert (guest.address, guest.user) == ("127.0.0.1", "root")
     assert guest.layout.disks[0].name == "data0"
 
@@ -34,7 +35,7 @@ def test_plain_guest_login_pins_the_generated_host_key(guest_lab: GuestLab) -> N
     assert guest.run("exit 3") == (3, "", "")
 
     # The key the guest presents is the one the test made, as ssh-keygen prints it.
-    served = guest._session().get_transport().get_remote_server_key()  # type: ignore[union-attr]
+    served = guest.served_host_key()
     assert openssh_fingerprint(served) == guest.host_key_fingerprint
     assert f"{served.get_name()} {served.get_base64()}" == " ".join(guest.host_key.split()[:2])
     assert guest.profile_host()["host_key"] == guest.host_key_fingerprint
@@ -54,3 +55,8 @@ def test_plain_guest_login_pins_the_generated_host_key(guest_lab: GuestLab) -> N
     about_it = [line for line in new if f"port {ports[0]}" in line]
     assert any("[preauth]" in line for line in about_it), about_it
     assert not any(w in line for line in about_it for w in ("Accepted", "Failed", "Postponed", "session")), about_it
+
+    # close() powers the guest off over SSH (QEMU exits 0, not by a signal) and deletes the lab's files.
+    guest_lab.close()
+    assert guest.proc.returncode == 0, guest.proc.returncode
+    assert not guest_lab.root.exists()
