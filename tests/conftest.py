@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from .guestlab.fixtures import guest_image, guest_lab  # noqa: F401  (QEMU guest lab fixtures)
+
 REPO = Path(__file__).resolve().parents[1]
 # The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
 # test_fixtures.py checks the copy against shared/ when that folder is beside the clone.

@@ -1,0 +1,383 @@
+"""QEMU guests for tests: started from a GuestSpec, reached over SSH with a pinned host key, always stopped.
+
+A ``GuestLab`` belongs to one test and has a random id that names its QEMU processes and directory.
+``close()`` stops every guest it started (lab-poweroff over SSH, then terminate()/wait() on the Popen
+handle, never by process name) and deletes the overlays, backing files and keys.
+
+Keys: before boot the lab generates, per guest, an ed25519 host key and a client key, and hands them to
+the guest through QEMU's fw_cfg (``-fw_cfg name=opt/diskbench/...,file=...``); lab-init copies them to a
+tmpfs before sshd starts. The shared image is never written and holds no key; fw_cfg needs no extra disk
+(which would show up in the guest's disk list), no filesystem tools on the host, and costs a few
+milliseconds under TCG. The client verifies the host key it generated, never trusting on first use.
+Readiness is "sshd started" on the serial log, which lab-init writes after sshd has bound port 22
+(slirp accepts on the forwarded port long before that).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import paramiko
+
+from .image import GuestImage
+from .qemu import Boot, Command, command
+from .spec import GuestSpec
+
+READY = "sshd started"
+FAILED = "lab-init error:"
+MAX_GUESTS = 3
+
+
+class GuestLabError(RuntimeError):
+    """A guest could not start or be reached; the message carries the serial log's tail."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free now (QEMU binds it a moment later; start() retries a clash)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _sh(*argv: str) -> str:
+    return subprocess.run(list(argv), capture_output=True, text=True, check=True).stdout
+
+
+@dataclass
+class KeyPair:
+    """An ed25519 key made by ssh-keygen: the private key file, its public line and fingerprint."""
+
+    private: Path
+    public_line: str
+    fingerprint: str
+
+    @classmethod
+    def generate(cls, path: Path, comment: str) -> KeyPair:
+        _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path))
+        fingerprint = _sh("ssh-keygen", "-lf", f"{path}.pub").split()[1]
+        return cls(path, Path(f"{path}.pub").read_text().strip(), fingerprint)
+
+
+@dataclass
+class Segment:
+    """A private L2 segment between guests (second NIC, eth1, static ``ip2`` addresses).
+
+    ``stream``: a unix socket, exactly two guests, the first one started listens (QEMU >= 7.2).
+    ``mcast``: a UDP multicast group on 127.0.0.1, any number of guests, no order; the group and port
+    are random per segment so parallel tests never share a segment.
+    """
+
+    kind: str
+    path: Path
+    mcast: str = ""
+    members: int = 0
+
+    def netdev(self) -> str:
+        self.members += 1
+        if self.kind == "mcast":
+            return f"socket,mcast={self.mcast},localaddr=127.0.0.1"
+        if self.members > 2:
+            raise GuestLabError("a stream segment joins two guests; use lab.segment('mcast') for more")
+        server = "on" if self.members == 1 else "off"
+        return f"stream,server={server},addr.type=unix,addr.path={self.path}"
+
+
+@dataclass
+class Guest:
+    """One running guest. ``run()`` executes a shell command as root over SSH (paramiko, pinned host key)."""
+
+    name: str
+    spec: GuestSpec
+    port: int
+    key_file: Path
+    host_key: str
+    host_key_fingerprint: str
+    directory: Path
+    proc: subprocess.Popen[bytes]
+    forwarded: dict[int, int] = field(default_factory=dict)
+    address: str = "127.0.0.1"
+    user: str = "root"
+    boot_seconds: float = 0.0
+    _started: float = 0.0
+    _client: paramiko.SSHClient | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def layout(self) -> GuestSpec:
+        return self.spec
+
+    @property
+    def serial_log(self) -> Path:
+        return self.directory / "serial.log"
+
+    @property
+    def ip2(self) -> str | None:
+        """The guest's private address without the prefix length."""
+        return self.spec.ip2.split("/")[0] if self.spec.ip2 else None
+
+    def profile_host(self, **extra: object) -> dict[str, object]:
+        """This guest as a diskbench profile host (host key pinned by fingerprint)."""
+        return {"name": self.name, "address": self.address, "port": self.port, "user": self.user,
+                "key_file": str(self.key_file), "host_key": self.host_key_fingerprint, **extra}
+
+    def known_hosts_line(self) -> str:
+        return f"[{self.address}]:{self.port} {' '.join(self.host_key.split()[:2])}"
+
+    # --- boot ------------------------------------------------------------------------------------
+    def wait_ready(self, timeout: float = 180.0) -> None:
+        """Until lab-init says sshd started; a QEMU exit, a lab-init error or the timeout raise."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            text = self.serial_log.read_text(errors="replace") if self.serial_log.exists() else ""
+            if READY in text:
+                self.boot_seconds = time.monotonic() - self._started
+                return
+            if FAILED in text:
+                raise GuestLabError(f"guest {self.name}: {self._tail(text)}")
+            if self.proc.poll() is not None:
+                raise GuestLabError(f"guest {self.name}: QEMU exited with {self.proc.returncode}: "
+                                    f"{self.qemu_output()[-800:]} {self._tail(text)}")
+            time.sleep(0.1)
+        raise GuestLabError(f"guest {self.name}: no '{READY}' after {timeout:.0f} s: {self._tail(self._log())}")
+
+    def _log(self) -> str:
+        return self.serial_log.read_text(errors="replace") if self.serial_log.exists() else ""
+
+    @staticmethod
+    def _tail(text: str) -> str:
+        return "serial log ends: " + " | ".join(text.strip().splitlines()[-8:])
+
+    def qemu_output(self) -> str:
+        path = self.directory / "qemu.out"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    # --- ssh -------------------------------------------------------------------------------------
+    def connect(self, host_key: str | None = None, timeout: float = 30.0) -> paramiko.SSHClient:
+        """A new SSH client that accepts only ``host_key`` (default: this guest's own public key line).
+
+        A different key fails with paramiko.BadHostKeyException right after the key exchange, before any
+        authentication is attempted (paramiko checks the server key before auth).
+        """
+        client = paramiko.SSHClient()
+        line = host_key or self.host_key
+        entry = paramiko.hostkeys.HostKeyEntry.from_line(f"[{self.address}]:{self.port} {line}")
+        assert entry is not None, f"not an OpenSSH public key line: {line!r}"
+        client.get_host_keys().add(f"[{self.address}]:{self.port}", entry.key.get_name(), entry.key)
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        try:
+            client.connect(self.address, self.port, username=self.user, key_filename=str(self.key_file),
+                           look_for_keys=False, allow_agent=False, timeout=timeout, banner_timeout=timeout,
+                           auth_timeout=timeout)
+        except BaseException:
+            client.close()  # paramiko leaves the refused transport open otherwise
+            raise
+        return client
+
+    def _session(self) -> paramiko.SSHClient:
+        with self._lock:
+            transport = self._client.get_transport() if self._client else None
+            if self._client is None or transport is None or not transport.is_active():
+                if self._client is not None:
+                    self._client.close()
+                self._client = self.connect()
+            return self._client
+
+    def run(self, cmd: str, timeout: float = 300.0) -> tuple[int, str, str]:
+        """Run ``cmd`` with sh as root; returns (exit code, stdout, stderr). One connection, reused."""
+        channel = self._session().get_transport().open_session(timeout=30)  # type: ignore[union-attr]
+        try:
+            channel.exec_command(cmd)
+            out, err = _drain(channel, time.monotonic() + timeout)
+        except TimeoutError:
+            channel.close()
+            raise GuestLabError(f"guest {self.name}: `{cmd[:200]}` still running after {timeout:.0f} s") from None
+        return channel.recv_exit_status(), out, err
+
+    def served_host_key(self) -> paramiko.PKey:
+        """The host key the guest's sshd presented on the current connection (verified against host_key)."""
+        return self._session().get_transport().get_remote_server_key()  # type: ignore[union-attr]
+
+    def check(self, cmd: str, timeout: float = 300.0) -> str:
+        """Like run(), but a non-zero exit raises with the command's stderr; returns stdout."""
+        rc, out, err = self.run(cmd, timeout)
+        if rc != 0:
+            raise GuestLabError(f"guest {self.name}: `{cmd[:200]}` exited {rc}: {err.strip()[-800:]}")
+        return out
+
+    # --- stop ------------------------------------------------------------------------------------
+    def stop(self, timeout: float = 15.0) -> None:
+        """lab-poweroff over SSH (the connection dies with the guest), then terminate()/wait() the handle."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(Exception):
+                channel = self._session().get_transport().open_session(timeout=5)  # type: ignore[union-attr]
+                channel.exec_command("/sbin/lab-poweroff")
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def _drain(channel: paramiko.Channel, deadline: float) -> tuple[str, str]:
+    """Read stdout and stderr to the end without letting either fill its window while we wait on the other."""
+    out, err = bytearray(), bytearray()
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        got = False
+        if channel.recv_ready():
+            out += channel.recv(65536)
+            got = True
+        if channel.recv_stderr_ready():
+            err += channel.recv_stderr(65536)
+            got = True
+        if not got:
+            if channel.exit_status_ready() and not channel.recv_ready() and not channel.recv_stderr_ready():
+                break
+            if channel.closed and not channel.recv_ready() and not channel.recv_stderr_ready():
+                break
+            time.sleep(0.01)
+    return out.decode(errors="replace"), err.decode(errors="replace")
+
+
+class GuestLab:
+    """The guests of one test: started from specs, all stopped and deleted by the lab's id in close()."""
+
+    def __init__(self, image: GuestImage, workdir: Path, *, max_guests: int = MAX_GUESTS) -> None:
+        self.image = image
+        self.id = secrets.token_hex(4)
+        self.root = workdir / f"guestlab-{self.id}"
+        self.root.mkdir(parents=True)
+        self.max_guests = max_guests
+        self.guests: list[Guest] = []
+        self._segments = 0
+
+    def __enter__(self) -> GuestLab:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def segment(self, kind: str = "stream") -> Segment:
+        """A new private segment for ``start(..., segment=)``: 'stream' (two guests) or 'mcast' (any number)."""
+        if kind not in ("stream", "mcast"):
+            raise GuestLabError(f"segment kind {kind!r}: use 'stream' or 'mcast'")
+        self._segments += 1
+        group = f"239.192.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}:{20000 + secrets.randbelow(40000)}"
+        return Segment(kind, self.root / f"segment{self._segments}.sock", mcast=group)
+
+    def launch(self, spec: GuestSpec, segment: Segment | None = None) -> Guest:
+        """Start QEMU for ``spec`` and return at once (call ``wait_ready``); ``start`` does both."""
+        running = [g for g in self.guests if g.proc.poll() is None]
+        if len(running) >= self.max_guests:
+            raise GuestLabError(f"at most {self.max_guests} guests at once on this machine (2 cores)")
+        if any(g.name == spec.name for g in self.guests):
+            raise GuestLabError(f"guest name {spec.name} is already used in this lab")
+        if segment is not None and not spec.ip2:
+            raise GuestLabError(f"guest {spec.name}: a segment needs an ip2 address in the spec")
+        directory = self.root / spec.name
+        directory.mkdir()
+        host = KeyPair.generate(directory / "ssh_host_ed25519_key", f"guestlab-{self.id}-{spec.name}-host")
+        client = KeyPair.generate(directory / "id_ed25519", f"guestlab-{self.id}-{spec.name}-client")
+        (directory / "authorized_keys").write_text(client.public_line + "\n")
+        netdev = segment.netdev() if segment else None
+        for attempt in range(3):
+            boot = Boot(directory=directory, tag=f"guestlab-{self.id}-{spec.name}", kernel=self.image.kernel,
+                        initrd=self.image.initrd, root_raw=self.image.root_raw, ssh_port=free_port(),
+                        forwarded={p: free_port() for p in spec.forwards}, private_netdev=netdev,
+                        mac_suffix=len(self.guests) + 1, host_key=host.private,
+                        authorized_keys=directory / "authorized_keys")
+            cmd = command(spec, boot)
+            if attempt == 0:
+                _prepare_files(cmd)
+            guest = self._popen(spec, boot, cmd, host, client)
+            if not _port_clash(guest):
+                break
+        self.guests.append(guest)
+        if segment is not None and segment.kind == "stream" and segment.members == 1:
+            _wait_for(segment.path, guest)  # the client's QEMU must find the listening socket
+        return guest
+
+    def _popen(self, spec: GuestSpec, boot: Boot, cmd: Command, host: KeyPair, client: KeyPair) -> Guest:
+        (boot.directory / "serial.log").unlink(missing_ok=True)
+        # setpriv --pdeathsig: should the test process be killed outright (no close()), QEMU dies with it.
+        argv = (["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []) + cmd.argv
+        with open(boot.directory / "qemu.out", "wb") as out:
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        (boot.directory / "argv").write_text("\n".join(cmd.argv) + "\n")
+        return Guest(name=spec.name, spec=spec, port=boot.ssh_port, key_file=client.private,
+                     host_key=host.public_line, host_key_fingerprint=host.fingerprint, directory=boot.directory,
+                     proc=proc, forwarded=dict(boot.forwarded), _started=time.monotonic())
+
+    def start(self, spec: GuestSpec, segment: Segment | None = None, timeout: float = 180.0) -> Guest:
+        """Boot a guest and wait until its sshd runs."""
+        guest = self.launch(spec, segment)
+        guest.wait_ready(timeout)
+        return guest
+
+    def start_all(self, *specs: GuestSpec, segment: Segment | None = None, timeout: float = 180.0) -> list[Guest]:
+        """Boot several guests at once (in order, so a stream segment's listener comes first), then wait."""
+        guests = [self.launch(spec, segment) for spec in specs]
+        for guest in guests:
+            guest.wait_ready(timeout)
+        return guests
+
+    def close(self) -> None:
+        """Stop every guest of this lab and delete its directory (overlays, backing files, keys, logs)."""
+        errors = []
+        for guest in self.guests:
+            try:
+                guest.stop()
+            except Exception as exc:  # keep stopping the others
+                errors.append(f"{guest.name}: {exc}")
+        shutil.rmtree(self.root, ignore_errors=True)
+        if errors:
+            raise GuestLabError("; ".join(errors))
+
+
+def _prepare_files(cmd: Command) -> None:
+    """Preallocated raw backing files (throttling on sparse files is not real) and qcow2 overlays."""
+    for path, mib in cmd.raw_files:
+        _sh("qemu-img", "create", "-q", "-f", "raw", "-o", "preallocation=falloc", str(path), f"{mib}M")
+    for overlay, backing, fmt, cluster in cmd.overlays:
+        opts = ["-o", f"cluster_size={cluster}"] if cluster else []
+        _sh("qemu-img", "create", "-q", "-f", "qcow2", *opts, "-b", str(backing), "-F", fmt, str(overlay))
+
+
+def _port_clash(guest: Guest, timeout: float = 5.0) -> bool:
+    """True when QEMU died because a forwarded port was taken in the meantime (the guest is then reaped).
+
+    Connecting to the SSH port only tells that slirp set up its forwarding (it accepts before the guest
+    runs); readiness is never judged by it.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and guest.proc.poll() is None:
+        with contextlib.suppress(OSError), socket.create_connection((guest.address, guest.port), timeout=0.5):
+            return False
+        time.sleep(0.05)
+    if guest.proc.poll() is None:
+        return False
+    return "hostfwd" in guest.qemu_output() or "host forwarding" in guest.qemu_output()
+
+
+def _wait_for(path: Path, guest: Guest, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if guest.proc.poll() is not None or time.monotonic() > deadline:
+            raise GuestLabError(f"guest {guest.name}: segment socket {path} never appeared: {guest.qemu_output()}")
+        time.sleep(0.05)

@@ -1,0 +1,161 @@
+"""A GuestSpec as a QEMU command line: machine, kernel, fw_cfg keys, network, and the block graph.
+
+The block graph per data disk, bottom to top (each box one ``-blockdev`` node):
+
+    raw file (preallocated, O_DIRECT)
+      -> throttle: the disk's own cap                      (DiskSpec.cap)
+      -> throttle: each shared group, e.g. VM uncached     (DiskSpec.shared -> GuestSpec.groups)
+      -> qcow2 overlay, 4 KiB clusters, backing = the above (caching ReadOnly/ReadWrite: the host cache)
+      -> copy-on-read                                      (a read miss fills the cache)
+      -> throttle: the disk's cap on writes only           (ReadOnly: writes still go at the disk's cap)
+      -> throttle: the VM cached limit, shared             (GuestSpec.vm_cached)
+      -> device (scsi-hd / nvme / virtio-blk)
+
+With ReadOnly the overlay takes the writes too (the base is never written), so the write cap above it
+stands for the write-through to the disk. PCI slots are pinned (user NIC 0x2, private NIC 0x3, virtio
+OS disk 0x4, scsi0 0x5, scsi1 0x6, virtio data 0x8-0xf, NVMe 0x10-0x1d): the Azure udev rule reads the
+controller from the slot, and eth0/eth1 follow slot order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .spec import DiskSpec, GuestSpec, Throttle
+
+MSFT = "vendor=Msft,product=Virtual Disk"
+KERNEL_ARGS = "root=LABEL=labroot rw init=/sbin/lab-init console=ttyS0 net.ifnames=0 quiet panic=-1"
+CACHE_CLUSTER = 4096
+
+
+@dataclass(frozen=True)
+class Boot:
+    """Per-boot facts the spec does not hold: paths, ports, keys and the private link."""
+
+    directory: Path
+    tag: str  # the QEMU -name, carrying the lab id
+    kernel: Path
+    initrd: Path
+    root_raw: Path
+    ssh_port: int
+    forwarded: dict[int, int] = field(default_factory=dict)  # guest port -> host port
+    private_netdev: str | None = None  # "-netdev" value without id (from Segment)
+    mac_suffix: int = 1
+    host_key: Path | None = None
+    authorized_keys: Path | None = None
+
+
+@dataclass
+class Command:
+    """The argv plus the files QEMU expects to exist before it starts."""
+
+    argv: list[str] = field(default_factory=list)
+    raw_files: list[tuple[Path, int]] = field(default_factory=list)  # preallocate (path, MiB)
+    overlays: list[tuple[Path, Path, str, int | None]] = field(default_factory=list)  # (qcow2, backing, fmt, cluster)
+    groups: dict[str, str] = field(default_factory=dict)  # throttle-group id -> props
+
+    def add(self, *args: str) -> None:
+        self.argv.extend(args)
+
+    def group(self, gid: str, throttle: Throttle) -> str:
+        if gid not in self.groups:
+            self.groups[gid] = throttle.qemu_props()
+            self.add("-object", f"throttle-group,id={gid},{throttle.qemu_props()}")
+        return gid
+
+    def throttle_node(self, node: str, gid: str, below: str) -> str:
+        self.add("-blockdev", f"driver=throttle,node-name={node},throttle-group={gid},file={below}")
+        return node
+
+
+def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path) -> str:
+    """The nodes of one data disk (see the module docstring); returns the top node's name."""
+    raw = directory / f"{disk.name}.raw"
+    cmd.raw_files.append((raw, disk.size_mib))
+    top = f"{disk.name}-raw"
+    cmd.add("-blockdev", f"driver=raw,node-name={top},file.driver=file,file.filename={raw},cache.direct=on")
+    if disk.cap is not None:
+        top = cmd.throttle_node(f"{disk.name}-cap", cmd.group(f"cap-{disk.name}", disk.cap), top)
+    for name in disk.shared:
+        top = cmd.throttle_node(f"{disk.name}-sh-{name}"[:31], cmd.group(f"shared-{name}", spec.groups[name]), top)
+    if disk.caching == "None":
+        return top
+    overlay = directory / f"{disk.name}.cache.qcow2"
+    cmd.overlays.append((overlay, raw, "raw", CACHE_CLUSTER))
+    cmd.add("-blockdev", f"driver=qcow2,node-name={disk.name}-cache,file.driver=file,file.filename={overlay},"
+                         f"cache.direct=on,backing={top}")
+    top = f"{disk.name}-cor"
+    cmd.add("-blockdev", f"driver=copy-on-read,node-name={top},file={disk.name}-cache")
+    write_cap = disk.cap.writes_only() if disk.cap else None
+    if disk.caching == "ReadOnly" and write_cap is not None:
+        top = cmd.throttle_node(f"{disk.name}-wcap", cmd.group(f"wcap-{disk.name}", write_cap), top)
+    if spec.vm_cached is not None:
+        top = cmd.throttle_node(f"{disk.name}-vmc", cmd.group("vm-cached", spec.vm_cached), top)
+    return top
+
+
+def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
+    os_disk = boot.directory / "os.qcow2"
+    cmd.overlays.append((os_disk, boot.root_raw, "raw", None))
+    cmd.add("-blockdev", f"driver=qcow2,node-name=os,file.driver=file,file.filename={os_disk},cache.no-flush=on")
+    scsi = spec.azure or any(d.bus == "scsi" for d in spec.disks)
+    if scsi:
+        cmd.add("-device", "virtio-scsi-pci,id=scsi0,bus=pcie.0,addr=0x5",
+                "-device", "virtio-scsi-pci,id=scsi1,bus=pcie.0,addr=0x6")
+    if spec.azure:
+        cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive=os,{MSFT},serial=os-disk")
+    else:
+        cmd.add("-device", "virtio-blk-pci,drive=os,bus=pcie.0,addr=0x4,serial=os-disk")
+    if spec.temp is not None:
+        top = _disk_graph(cmd, spec, spec.temp, boot.directory)
+        cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=1,drive={top},{MSFT},"
+                           f"serial={spec.temp.serial_number}")
+    for disk, lun in spec.scsi_luns():
+        top = _disk_graph(cmd, spec, disk, boot.directory)
+        cmd.add("-device", f"scsi-hd,bus=scsi1.0,channel=0,scsi-id=0,lun={lun},drive={top},{MSFT},"
+                           f"serial={disk.serial_number}")
+    for i, disk in enumerate(d for d in spec.disks if d.bus == "nvme"):
+        top = _disk_graph(cmd, spec, disk, boot.directory)
+        cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={0x10 + i:#x}")
+    for i, disk in enumerate(d for d in spec.disks if d.bus == "virtio"):
+        top = _disk_graph(cmd, spec, disk, boot.directory)
+        cmd.add("-device", f"virtio-blk-pci,drive={top},serial={disk.serial_number},bus=pcie.0,addr={0x8 + i:#x}")
+
+
+def _network(cmd: Command, boot: Boot) -> None:
+    fwd = [f"hostfwd=tcp:127.0.0.1:{boot.ssh_port}-:22"]
+    fwd += [f"hostfwd=tcp:127.0.0.1:{host}-:{guest}" for guest, host in sorted(boot.forwarded.items())]
+    cmd.add("-netdev", f"user,id=n0,{','.join(fwd)}",
+            "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01,romfile=,bus=pcie.0,addr=0x2")
+    if boot.private_netdev:
+        cmd.add("-netdev", f"{boot.private_netdev.split(',', 1)[0]},id=p,{boot.private_netdev.split(',', 1)[1]}",
+                "-device", f"virtio-net-pci,netdev=p,mac=52:54:00:12:34:{boot.mac_suffix:02x},romfile=,"
+                           "bus=pcie.0,addr=0x3")
+
+
+def kernel_args(spec: GuestSpec) -> str:
+    args = [KERNEL_ARGS, f"lab.hostname={spec.name}"]
+    if spec.ip2:
+        args.append(f"lab.ip2={spec.ip2}")
+    if spec.nfs_server:
+        args.append("lab.nfs=1")
+    if spec.kernel_extra:
+        args.append(spec.kernel_extra)
+    return " ".join(args)
+
+
+def command(spec: GuestSpec, boot: Boot) -> Command:
+    """The whole QEMU invocation for ``spec`` (TCG, q35, direct kernel boot, serial log, no reboot)."""
+    cmd = Command()
+    cmd.add("qemu-system-x86_64", "-name", boot.tag,
+            "-accel", "tcg,thread=multi,tb-size=64", "-cpu", "max,-la57", "-machine", "q35",
+            "-smp", str(spec.smp), "-m", str(spec.memory_mib), "-vga", "none",
+            "-nographic", "-serial", f"file:{boot.directory / 'serial.log'}", "-monitor", "none", "-no-reboot",
+            "-kernel", str(boot.kernel), "-initrd", str(boot.initrd), "-append", kernel_args(spec))
+    if boot.host_key is not None and boot.authorized_keys is not None:
+        cmd.add("-fw_cfg", f"name=opt/diskbench/ssh_host_ed25519_key,file={boot.host_key}",
+                "-fw_cfg", f"name=opt/diskbench/authorized_keys,file={boot.authorized_keys}")
+    _network(cmd, boot)
+    _storage(cmd, spec, boot)
+    return cmd

@@ -1,0 +1,100 @@
+"""GuestSpec to QEMU command line, without booting: the block graph that stands for caps and caches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.guestlab.qemu import Boot, command
+from tests.guestlab.spec import DiskSpec, GuestSpec, Throttle, azure_vm, nvme_disks, openstack, plain
+
+
+def boot(tmp_path: Path, **kw: object) -> Boot:
+    return Boot(directory=tmp_path, tag="guestlab-test-g", kernel=tmp_path / "vmlinuz", initrd=tmp_path / "initrd",
+                root_raw=tmp_path / "root.raw", ssh_port=2222, **kw)  # type: ignore[arg-type]
+
+
+def blockdevs(argv: list[str]) -> dict[str, str]:
+    """node-name -> the rest of its -blockdev value."""
+    values = [argv[i + 1] for i, a in enumerate(argv) if a == "-blockdev"]
+    return {dict(p.split("=", 1) for p in v.split(","))["node-name"]: v for v in values}
+
+
+def test_throttle_props_and_qemu_rules() -> None:
+    assert Throttle(iops=200, burst_iops=1000, burst_seconds=3).qemu_props() == \
+        "x-iops-total=200,x-iops-total-max=1000,x-iops-total-max-length=3"
+    assert Throttle(iops_read=2000, bps_write=10 << 20).qemu_props() == "x-iops-read=2000,x-bps-write=10485760"
+    assert Throttle(iops=300, bps=1 << 20).writes_only() == Throttle(iops_write=300, bps_write=1 << 20)
+    with pytest.raises(ValueError, match="cannot be combined"):
+        Throttle(iops=1, iops_read=2)
+    with pytest.raises(ValueError, match="burst_iops needs"):
+        Throttle(iops=500, burst_iops=100)
+    with pytest.raises(ValueError, match="at least one limit"):
+        Throttle()
+
+
+def test_spec_validation() -> None:
+    with pytest.raises(ValueError, match="unknown groups"):
+        GuestSpec(disks=(DiskSpec("d0", shared=("vm",)),))
+    with pytest.raises(ValueError, match="one LUN"):
+        GuestSpec(disks=(DiskSpec("d0", lun=1), DiskSpec("d1", lun=1)))
+    with pytest.raises(ValueError, match="temp disk needs the Azure layout"):
+        GuestSpec(temp=DiskSpec("temp"))
+    with pytest.raises(ValueError, match="size_mib"):
+        DiskSpec("big", size_mib=4096)
+    assert [lun for _, lun in GuestSpec(disks=(DiskSpec("a"), DiskSpec("b", lun=0), DiskSpec("c"))).scsi_luns()] \
+        == [1, 0, 2]
+
+
+def test_azure_layout_pins_controllers_luns_and_nvme(tmp_path: Path) -> None:
+    cmd = command(azure_vm(data=[DiskSpec("d0"), DiskSpec("d1")], nvme=2), boot(tmp_path))
+    devices = [cmd.argv[i + 1] for i, a in enumerate(cmd.argv) if a == "-device"]
+    assert "virtio-scsi-pci,id=scsi0,bus=pcie.0,addr=0x5" in devices
+    assert "virtio-scsi-pci,id=scsi1,bus=pcie.0,addr=0x6" in devices
+    assert any(d.startswith("scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive=os,") for d in devices)
+    assert any(d.startswith("scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=1,drive=temp-raw,") for d in devices)
+    assert any("lun=1,drive=d1-raw,vendor=Msft,product=Virtual Disk,serial=d1" in d for d in devices)
+    assert "nvme,serial=nvme-1,drive=nvme1-raw,bus=pcie.0,addr=0x11" in devices
+    assert {p.name for p, _ in cmd.raw_files} == {"d0.raw", "d1.raw", "temp.raw", "nvme0.raw", "nvme1.raw"}
+    assert "virtio-blk-pci" not in " ".join(devices)
+
+
+def test_caps_shared_groups_and_cache_layering(tmp_path: Path) -> None:
+    spec = azure_vm(data=[
+        DiskSpec("ro", cap=Throttle(iops=300), shared=("vm",), caching="ReadOnly"),
+        DiskSpec("rw", cap=Throttle(iops=300), shared=("vm",), caching="ReadWrite"),
+        DiskSpec("none", cap=Throttle(iops=300), shared=("vm",)),
+    ], groups={"vm": Throttle(iops=800)}, vm_cached=Throttle(iops=2000), temp_cap=Throttle(iops=5000))
+    cmd = command(spec, boot(tmp_path))
+    assert cmd.groups == {"cap-temp": "x-iops-total=5000", "cap-ro": "x-iops-total=300",
+                          "shared-vm": "x-iops-total=800",
+                          "wcap-ro": "x-iops-write=300", "vm-cached": "x-iops-total=2000",
+                          "cap-rw": "x-iops-total=300", "cap-none": "x-iops-total=300"}
+    nodes = blockdevs(cmd.argv)
+    # ReadOnly, bottom to top: raw -> cap -> VM uncached group -> qcow2 cache -> copy-on-read -> write cap -> VM cached
+    assert "file=ro-raw" in nodes["ro-cap"] and "file=ro-cap" in nodes["ro-sh-vm"]
+    assert "backing=ro-sh-vm" in nodes["ro-cache"] and "file=ro-cache" in nodes["ro-cor"]
+    assert "throttle-group=wcap-ro,file=ro-cor" in nodes["ro-wcap"]
+    assert "throttle-group=vm-cached,file=ro-wcap" in nodes["ro-vmc"]
+    # ReadWrite: no write cap; the cached limit takes reads and writes
+    assert "rw-wcap" not in nodes and "file=rw-cor" in nodes["rw-vmc"]
+    # None: the capped base under the shared group, no cache nodes
+    assert {"none-cache", "none-cor", "none-vmc"}.isdisjoint(nodes)
+    assert "throttle-group=shared-vm,file=none-cap" in nodes["none-sh-vm"]
+    assert any("drive=none-sh-vm" in a for a in cmd.argv)
+    assert [(o.name, c) for o, _, _, c in cmd.overlays] == [("os.qcow2", None), ("ro.cache.qcow2", 4096),
+                                                          ("rw.cache.qcow2", 4096)]
+
+
+def test_network_keys_and_kernel_line(tmp_path: Path) -> None:
+    b = boot(tmp_path, forwarded={8765: 40001}, private_netdev="socket,mcast=239.192.1.2:30000,localaddr=127.0.0.1",
+             mac_suffix=2, host_key=tmp_path / "hk", authorized_keys=tmp_path / "ak")
+    argv = command(plain("c", ip2="192.0.2.1/24", disks=nvme_disks(1)), b).argv
+    assert "user,id=n0,hostfwd=tcp:127.0.0.1:2222-:22,hostfwd=tcp:127.0.0.1:40001-:8765" in argv
+    assert "socket,id=p,mcast=239.192.1.2:30000,localaddr=127.0.0.1" in argv
+    assert any(a.startswith("virtio-net-pci,netdev=p,mac=52:54:00:12:34:02,") for a in argv)
+    assert f"name=opt/diskbench/ssh_host_ed25519_key,file={tmp_path / 'hk'}" in argv
+    assert argv[argv.index("-append") + 1].endswith("lab.hostname=c lab.ip2=192.0.2.1/24")
+    assert "virtio-blk-pci,drive=os,bus=pcie.0,addr=0x4,serial=os-disk" in argv
+    assert len([d for d in openstack().disks if d.bus == "nvme"]) == 4
