@@ -228,6 +228,11 @@ class Lab:
         sudoers.chmod(0o440)
         return name
 
+    def add_namespace(self) -> LabHost:
+        """A network namespace with its own address and nothing running: for a guest whose QEMU
+        forwards port 22 there (it then answers at ``address:22`` like a cloud VM)."""
+        return self.add_host(start=False, trusted=False)
+
     def add_host(self, *, loops: int = 0, loop_mib: int = 64, fio_missing: bool = False,
                  start: bool = True, trusted: bool = True, sftp: bool = True) -> LabHost:
         i = len(self.hosts)

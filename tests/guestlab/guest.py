@@ -60,6 +60,15 @@ class KeyPair:
     fingerprint: str
 
     @classmethod
+    def install(cls, path: Path, private_openssh: str) -> KeyPair:
+        """A key someone else generated (a cloud's hand-over), written where the lab keeps keys."""
+        path.write_text(private_openssh if private_openssh.endswith("\n") else private_openssh + "\n")
+        path.chmod(0o600)
+        Path(f"{path}.pub").write_text(_sh("ssh-keygen", "-y", "-f", str(path)))
+        fingerprint = _sh("ssh-keygen", "-lf", f"{path}.pub").split()[1]
+        return cls(path, Path(f"{path}.pub").read_text().strip(), fingerprint)
+
+    @classmethod
     def generate(cls, path: Path, comment: str) -> KeyPair:
         _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(path))
         fingerprint = _sh("ssh-keygen", "-lf", f"{path}.pub").split()[1]
@@ -281,8 +290,15 @@ class GuestLab:
         group = f"239.192.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}:{20000 + secrets.randbelow(40000)}"
         return Segment(kind, self.root / f"segment{self._segments}.sock", mcast=group)
 
-    def launch(self, spec: GuestSpec, segment: Segment | None = None) -> Guest:
-        """Start QEMU for ``spec`` and return at once (call ``wait_ready``); ``start`` does both."""
+    def launch(self, spec: GuestSpec, segment: Segment | None = None, netns: tuple[str, str] | None = None,
+               host_private_key: str | None = None, login_key: str | None = None) -> Guest:
+        """Start QEMU for ``spec`` and return at once (call ``wait_ready``); ``start`` does both.
+
+        ``netns`` is (namespace, its address): QEMU runs in that network namespace and forwards
+        port 22 there, so the guest answers at ``address:22`` as a cloud VM does. ``host_private_key``
+        (OpenSSH text) is the host key a cloud handed over (else the lab generates one), and
+        ``login_key`` a public key authorized besides the lab's own (a cloud's per-run key).
+        """
         running = [g for g in self.guests if g.proc.poll() is None]
         if len(running) >= self.max_guests:
             raise GuestLabError(f"at most {self.max_guests} guests at once on this machine (2 cores)")
@@ -292,20 +308,28 @@ class GuestLab:
             raise GuestLabError(f"guest {spec.name}: a segment needs an ip2 address in the spec")
         directory = self.root / spec.name
         directory.mkdir()
-        host = KeyPair.generate(directory / "ssh_host_ed25519_key", f"guestlab-{self.id}-{spec.name}-host")
+        if host_private_key:
+            host = KeyPair.install(directory / "ssh_host_ed25519_key", host_private_key)
+        else:
+            host = KeyPair.generate(directory / "ssh_host_ed25519_key", f"guestlab-{self.id}-{spec.name}-host")
         client = KeyPair.generate(directory / "id_ed25519", f"guestlab-{self.id}-{spec.name}-client")
-        (directory / "authorized_keys").write_text(client.public_line + "\n")
+        (directory / "authorized_keys").write_text(client.public_line + "\n" + (f"{login_key}\n" if login_key else ""))
         netdev = segment.netdev() if segment else None
         for attempt in range(3):
             boot = Boot(directory=directory, tag=f"guestlab-{self.id}-{spec.name}", kernel=self.image.kernel,
-                        initrd=self.image.initrd, root_raw=self.image.root_raw, ssh_port=free_port(),
-                        forwarded={p: free_port() for p in spec.forwards}, private_netdev=netdev,
+                        initrd=self.image.initrd, root_raw=self.image.root_raw,
+                        ssh_port=22 if netns else free_port(),
+                        forwarded={p: p if netns else free_port() for p in spec.forwards}, private_netdev=netdev,
                         mac_suffix=len(self.guests) + 1, host_key=host.private,
-                        authorized_keys=directory / "authorized_keys")
+                        authorized_keys=directory / "authorized_keys", bind="" if netns else "127.0.0.1")
             cmd = command(spec, boot)
             if attempt == 0:
                 _prepare_files(cmd)
+            if netns:
+                cmd.argv[:0] = ["ip", "netns", "exec", netns[0]]
             guest = self._popen(spec, boot, cmd, host, client)
+            if netns:
+                guest.address = netns[1]
             if not _port_clash(guest):
                 break
         self.guests.append(guest)
@@ -324,9 +348,11 @@ class GuestLab:
                      host_key=host.public_line, host_key_fingerprint=host.fingerprint, directory=boot.directory,
                      proc=proc, forwarded=dict(boot.forwarded), _started=time.monotonic())
 
-    def start(self, spec: GuestSpec, segment: Segment | None = None, timeout: float = 180.0) -> Guest:
+    def start(self, spec: GuestSpec, segment: Segment | None = None, timeout: float = 180.0,
+              netns: tuple[str, str] | None = None, host_private_key: str | None = None,
+              login_key: str | None = None) -> Guest:
         """Boot a guest and wait until its sshd runs."""
-        guest = self.launch(spec, segment)
+        guest = self.launch(spec, segment, netns, host_private_key, login_key)
         guest.wait_ready(timeout)
         return guest
 

@@ -44,6 +44,7 @@ class Boot:
     mac_suffix: int = 1
     host_key: Path | None = None
     authorized_keys: Path | None = None
+    bind: str = "127.0.0.1"  # where forwarded ports listen ("" inside a network namespace: all)
 
 
 @dataclass
@@ -69,12 +70,18 @@ class Command:
         return node
 
 
-def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path) -> str:
-    """The nodes of one data disk (see the module docstring); returns the top node's name."""
-    raw = directory / f"{disk.name}.raw"
-    cmd.raw_files.append((raw, disk.size_mib))
-    top = f"{disk.name}-raw"
-    cmd.add("-blockdev", f"driver=raw,node-name={top},file.driver=file,file.filename={raw},cache.direct=on")
+def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path, base: str | None = None) -> str:
+    """The nodes of one data disk (see the module docstring); returns the top node's name.
+
+    ``base`` is an existing node to build on (the OS disk's image overlay) instead of a raw file.
+    """
+    if base is None:
+        raw = directory / f"{disk.name}.raw"
+        cmd.raw_files.append((raw, disk.size_mib))
+        top = f"{disk.name}-raw"
+        cmd.add("-blockdev", f"driver=raw,node-name={top},file.driver=file,file.filename={raw},cache.direct=on")
+    else:
+        top = base
     if disk.cap is not None:
         top = cmd.throttle_node(f"{disk.name}-cap", cmd.group(f"cap-{disk.name}", disk.cap), top)
     for name in disk.shared:
@@ -82,7 +89,8 @@ def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path) 
     if disk.caching == "None":
         return top
     overlay = directory / f"{disk.name}.cache.qcow2"
-    cmd.overlays.append((overlay, raw, "raw", CACHE_CLUSTER))
+    cmd.overlays.append((overlay, directory / f"{disk.name}.raw" if base is None else directory / "os.qcow2",
+                         "raw" if base is None else "qcow2", CACHE_CLUSTER))
     cmd.add("-blockdev", f"driver=qcow2,node-name={disk.name}-cache,file.driver=file,file.filename={overlay},"
                          f"cache.direct=on,backing={top}")
     top = f"{disk.name}-cor"
@@ -99,14 +107,15 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
     os_disk = boot.directory / "os.qcow2"
     cmd.overlays.append((os_disk, boot.root_raw, "raw", None))
     cmd.add("-blockdev", f"driver=qcow2,node-name=os,file.driver=file,file.filename={os_disk},cache.no-flush=on")
+    os_top = _disk_graph(cmd, spec, spec.os_disk, boot.directory, base="os") if spec.os_disk else "os"
     scsi = spec.azure or any(d.bus == "scsi" for d in spec.disks)
     if scsi:
         cmd.add("-device", "virtio-scsi-pci,id=scsi0,bus=pcie.0,addr=0x5",
                 "-device", "virtio-scsi-pci,id=scsi1,bus=pcie.0,addr=0x6")
     if spec.azure:
-        cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive=os,{MSFT},serial=os-disk")
+        cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive={os_top},{MSFT},serial=os-disk")
     else:
-        cmd.add("-device", "virtio-blk-pci,drive=os,bus=pcie.0,addr=0x4,serial=os-disk")
+        cmd.add("-device", f"virtio-blk-pci,drive={os_top},bus=pcie.0,addr=0x4,serial=os-disk")
     if spec.temp is not None:
         top = _disk_graph(cmd, spec, spec.temp, boot.directory)
         cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=1,drive={top},{MSFT},"
@@ -124,8 +133,8 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
 
 
 def _network(cmd: Command, boot: Boot) -> None:
-    fwd = [f"hostfwd=tcp:127.0.0.1:{boot.ssh_port}-:22"]
-    fwd += [f"hostfwd=tcp:127.0.0.1:{host}-:{guest}" for guest, host in sorted(boot.forwarded.items())]
+    fwd = [f"hostfwd=tcp:{boot.bind}:{boot.ssh_port}-:22"]
+    fwd += [f"hostfwd=tcp:{boot.bind}:{host}-:{guest}" for guest, host in sorted(boot.forwarded.items())]
     cmd.add("-netdev", f"user,id=n0,{','.join(fwd)}",
             "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01,romfile=,bus=pcie.0,addr=0x2")
     if boot.private_netdev:
@@ -140,6 +149,8 @@ def kernel_args(spec: GuestSpec) -> str:
         args.append(f"lab.ip2={spec.ip2}")
     if spec.nfs_server:
         args.append("lab.nfs=1")
+    if spec.user != "root":
+        args.append(f"lab.user={spec.user}")
     if spec.kernel_extra:
         args.append(spec.kernel_extra)
     return " ".join(args)

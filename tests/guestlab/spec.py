@@ -94,7 +94,7 @@ class DiskSpec:
             raise ValueError(f"DiskSpec name {self.name!r}: 1-12 lowercase letters/digits, starting with a letter")
         if not 1 <= self.size_mib <= MAX_DISK_MIB:
             raise ValueError(f"DiskSpec {self.name}: size_mib must be 1..{MAX_DISK_MIB} (lab disks stay small)")
-        if self.caching != "None" and self.bus != "scsi":
+        if self.caching != "None" and self.bus not in ("scsi", "virtio"):
             raise ValueError(f"DiskSpec {self.name}: caching emulates Azure host caching, use bus='scsi'")
 
     @property
@@ -118,6 +118,7 @@ class GuestSpec:
     azure: bool = False
     disks: tuple[DiskSpec, ...] = ()
     temp: DiskSpec | None = None
+    os_disk: DiskSpec | None = None  # the OS disk's cap, shared groups and caching (its data is the image)
     groups: Mapping[str, Throttle] = field(default_factory=dict)
     vm_cached: Throttle | None = None
     ip2: str | None = None
@@ -126,6 +127,7 @@ class GuestSpec:
     memory_mib: int = 512
     smp: int = 1
     kernel_extra: str = ""
+    user: str = "root"  # the login; another name is created with passwordless sudo (a cloud image's user)
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -147,7 +149,7 @@ class GuestSpec:
             raise ValueError(f"GuestSpec {self.name}: at most 14 NVMe and 8 virtio data disks")
 
     def all_disks(self) -> list[DiskSpec]:
-        return [*self.disks, *([self.temp] if self.temp else [])]
+        return [*self.disks, *([self.temp] if self.temp else []), *([self.os_disk] if self.os_disk else [])]
 
     def scsi_luns(self) -> list[tuple[DiskSpec, int]]:
         """Data disks on scsi1 with their LUN: explicit ones, the rest in order on the free LUNs."""

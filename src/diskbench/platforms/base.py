@@ -126,7 +126,8 @@ class Platform(ABC):
     def shell(self) -> Shell: ...
 
     @abstractmethod
-    def which(self, ex: Executor, program: str) -> str | None: ...
+    def which(self, ex: Executor, program: str, *, privileged: bool = False) -> str | None:
+        """Where ``program`` is on the host (``privileged``: on the PATH privileged steps run with)."""
 
     @abstractmethod
     def make_scratch_dir(self, ex: Executor, near: str | None = None) -> str: ...

@@ -32,8 +32,9 @@ class LinuxPlatform(Platform):
     def shell(self) -> Shell:
         return self._shell
 
-    def which(self, ex: Executor, program: str) -> str | None:
-        out = ex.run(["sh", "-c", self._shell.which(program)])
+    def which(self, ex: Executor, program: str, *, privileged: bool = False) -> str | None:
+        # sudo's secure_path has the sbin folders a plain user's PATH may lack (Debian's does)
+        out = ex.run(["sh", "-c", self._shell.which(program)], privileged=privileged)
         return (out.stdout.strip() or None) if out.returncode == 0 else None
 
     def make_scratch_dir(self, ex: Executor, near: str | None = None) -> str:

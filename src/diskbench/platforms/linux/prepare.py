@@ -209,11 +209,13 @@ class LinuxPreparer(Preparer):
         return Prepared(directory=directory)
 
     def _stripe(self, devices: list[str], prepared: Prepared, chunk: str) -> str:
+        if self.ex.run(["test", "-e", "/proc/mdstat"]).returncode != 0:  # md may be a module not loaded yet
+            self.ex.run(["modprobe", "raid0"], privileged=True)
         if self.ex.run(["test", "-e", "/proc/mdstat"]).returncode != 0:
             raise ExecutionError(f"{self.ex.name}: this kernel has no md RAID support (/proc/mdstat is "
                                  "missing), so diskbench cannot stripe " + ", ".join(devices),
                                  hint="load the raid0 module (modprobe raid0) or use a kernel with CONFIG_MD")
-        if not self.platform.which(self.ex, "mdadm"):
+        if not self.platform.which(self.ex, "mdadm", privileged=True):
             raise ExecutionError(f"{self.ex.name}: mdadm is not installed", hint="apt-get install -y mdadm")
         md = f"/dev/md/diskbench-{self.run_id[-4:]}-{self.name}"
         self.line(f"{self.ex.name}: building RAID0 {md} from {', '.join(devices)}")

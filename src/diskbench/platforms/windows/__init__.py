@@ -42,7 +42,7 @@ class WindowsPlatform(Platform):
     def _ps(self, ex: Executor, text: str, timeout: float = 60) -> Any:
         return ex.run(encoded_command(text), timeout=timeout)
 
-    def which(self, ex: Executor, program: str) -> str | None:
+    def which(self, ex: Executor, program: str, *, privileged: bool = False) -> str | None:
         out = self._ps(ex, f"(Get-Command {ps_quote(program)} -ErrorAction Stop).Source")
         return (out.stdout.strip() or None) if out.returncode == 0 else None
 
