@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from diskbench.errors import ProfileError
 from diskbench.plan import build_plan
 from diskbench.profile import LoadedProfile, load_profile, parse_profile
 
@@ -55,3 +58,11 @@ def test_machine_with_named_targets_binds_workloads() -> None:
                          "cache-reads": ["max-read", "throughput-read-64k"],
                          "cache-reads+nocache-writes": ["mixed"]}  # fioreadwrite.ini: one run, both disks
     assert all(j.entry is not None and getattr(j.entry, "size", None) == "Standard_D8ds_v4" for j in plan.jobs)
+
+
+def test_machines_keeps_only_the_named_machines() -> None:
+    plan = build_plan(load_profile("e8-family"), machines=["l8s-v2-nvme", "e8ds-v4-temp"])
+    assert [(j.machine, j.workload.name) for j in plan.jobs] == [
+        ("e8ds-v4-temp", "sync"), ("e8ds-v4-temp", "async"), ("l8s-v2-nvme", "sync"), ("l8s-v2-nvme", "async-nvme")]
+    with pytest.raises(ProfileError, match="has no machine or host 'nope'"):
+        build_plan(load_profile("e8-family"), machines=["nope"])

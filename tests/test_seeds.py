@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import Counter
-from pathlib import Path
+
 import pytest
 
 from diskbench.engines.base import Place
@@ -202,7 +202,7 @@ def test_ovh_nvme_raid0_runs_the_articles_command_lines() -> None:
     lines = [m[0] for m in re.finditer(r"^\$ fio (?:.*\\\n)*.*$", text, re.M)]
     assert len(lines) == 2
     jobs = jobs_of("ovh-nvme-raid0")
-    for line, workload in zip(lines, ("randread-4k", "randwrite-4k")):
+    for line, workload in zip(lines, ("randread-4k", "randwrite-4k"), strict=True):
         options = command_options(line.removeprefix("$ "))
         name = options.pop("name")
         seed = fio_jobs(f"[{name}]\n", options)
