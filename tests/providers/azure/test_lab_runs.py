@@ -106,7 +106,7 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
              for p in passes]
     assert 2 <= len(rates) < WARMUP_MAX_PASSES, rates
     assert rates[-1] < rates[-2] * (1 + WARMUP_GAIN), rates
-    assert max(rates) > 1.5 * rates[0], rates  # the first pass read at the disk's cap, later ones from cache
+    assert max(rates) > 1.2 * rates[0], rates  # the first pass read at the disk's cap, later ones from cache
     assert labcloud.specs["d8ds-v4-premium"].groups["vm"].iops == round(vm_cap)
     assert "raid0" not in subprocess.run(["cat", "/proc/mdstat"], capture_output=True, text=True).stdout
 
