@@ -15,20 +15,20 @@ from .app import App, format_option, pass_app
 @pass_app
 def runs(app: App, limit: int) -> None:
     """List stored runs, newest first."""
-    from rich.table import Table
+    from ..reports.textable import Col, TextTable
 
     store = app.store()
     listed = store.list_runs(limit)
     if not listed:
-        app.ui.print(f"no runs in {store.path} yet; start one with `diskbench run --profile local`")
+        app.ui.write(f"no runs in {store.path} yet; start one with `diskbench run --profile local`\n")
         return
-    table = Table(title=f"runs in {store.path}", title_justify="left")
-    for head in ("id", "profile", "origin", "started", "status", "jobs", "host"):
-        table.add_column(head)
+    table = TextTable([Col("id", min_width=20), Col("profile", shrink=True), Col("origin", drop=2),
+                       Col("started", drop=1), Col("status"), Col("jobs", right=True),
+                       Col("host", shrink=True)], title=f"runs in {store.path}")
     for r in listed:
         counts = r["job_counts"]
         jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
-        table.add_row(r["id"], r["profile"], r["origin"], r["started"], r["status"], jobs,
+        table.add_row(r["id"], r["profile"], r["origin"], r["started"][:16].replace("T", " "), r["status"], jobs,
                       str(r["facts"].get("hostname", "-")))
     app.ui.print(table)
 
