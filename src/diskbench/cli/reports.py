@@ -153,7 +153,7 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
              junit_file: str | None, md_file: str | None) -> None:
     """Gate a run against the last accepted runs of the same testbed (exit 0/1/3/4)."""
     from ..errors import DiskbenchError, Exit
-    from ..reports.gate import gate, load_policy, record, to_junit
+    from ..reports.gate import explain, gate, load_policy, record, to_junit
     from ..reports.gate import to_markdown as gate_markdown
 
     try:
@@ -174,10 +174,10 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
     for c in result.checks:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
     detail = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    app.ui.print(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})")
+    app.ui.write(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})\n")
     for c in result.checks:
         if c.verdict in ("REGRESSED", "ERROR", "INCONCLUSIVE"):
-            app.ui.print(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {c.reason}")
+            app.ui.write(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {explain(c)}\n")
     code = result.exit_code(strict)
     if code:
         sys.exit(code)
