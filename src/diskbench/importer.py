@@ -71,7 +71,7 @@ def import_file(path: Path, *, store: Store | None, per_job: bool = False) -> Im
                               options={"per_job": per_job}, origin="import", facts=facts)
     shutil.copyfile(path, store.run_artifacts(run_id) / path.name)  # keep it to re-parse later
     store.add_jobs(run_id, [{"key": g.name, "workload": g.name, "target": IMPORT_TARGET,
-                             "host": ",".join(g.hosts) or "imported"} for g in groups])
+                             "host": ",".join(g.hosts) or "imported", "params": g.declared} for g in groups])
     for g in groups:
         store.add_results(run_id, g.name, g, workload=g.name, target=IMPORT_TARGET,
                           host=",".join(g.hosts) or "imported")
