@@ -114,6 +114,10 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     _preflight(app, loaded.profile)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads)
+    from ..advice import stability_warnings
+
+    for warning in stability_warnings(plan):
+        app.ui.warn(warning)
     store = app.store()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
     outcome = Runner(store, app.ui).start(plan, options)
