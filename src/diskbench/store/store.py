@@ -351,6 +351,13 @@ class Store:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
         return {r[0] for r in rows.fetchall()}
 
+    def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
+        """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
+        report's histograms; kept out of get_results, which every report reads."""
+        rows = self.db.execute("SELECT job_key, direction, repeat, clat_bins FROM results"
+                               " WHERE run_id = ? AND clat_bins IS NOT NULL", (run_id,)).fetchall()
+        return {(r[0], r[1], r[2]): {int(k): int(v) for k, v in json.loads(r[3]).items()} for r in rows}
+
 
 def _stored(row: sqlite3.Row) -> StoredResult:
     clat = Latency.from_json(json.loads(row["clat"])) if row["clat"] else None
