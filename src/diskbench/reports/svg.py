@@ -131,7 +131,7 @@ def _series(x: Axis, y: Axis, series: Sequence[Series]) -> list[str]:
         dash = ' stroke-dasharray="4 3"' if s.dashed else ""
         out.append(f'<polyline fill="none" stroke="{color(i)}" stroke-width="1.8"{dash} points="'
                    + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
-        for j, (a, b) in enumerate(pts):
+        for j, (a, b) in enumerate(pts if s.tips else ()):  # markers where there is something to hover
             tip = f"<title>{escape(s.tips[j])}</title>" if j < len(s.tips) else ""
             out.append(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{color(i)}">{tip}</circle>')
     return out
