@@ -344,6 +344,11 @@ class Store:
             out[row["testbed"]].append(_stored(row))
         return out
 
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run with its jobs and results (the caller removes its artifacts folder)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def set_verdict(self, run_id: str, verdict: str, accepted: bool | None) -> None:
         self.update_run(run_id, verdict=verdict, accepted=None if accepted is None else int(accepted))
 
