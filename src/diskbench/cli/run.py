@@ -93,12 +93,13 @@ def _target(target: str | None) -> str | None:
 @click.option("--workload", "-w", "workloads", multiple=True, metavar="NAME", help="Only this workload (repeatable).")
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
+@click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
 @provider_options
 @remote_options
 @format_option
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
-        workloads: tuple[str, ...], repeats: int | None, keep: bool, key_file: str | None, sudo: bool,
+        workloads: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool, key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -109,6 +110,7 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
+    options.keep_files = keep_files
     options.workloads = list(workloads) or None
     loaded = load_profile(profile, overrides)
     _preflight(app, loaded.profile)
