@@ -277,13 +277,20 @@ def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
     p = build_plan(load_profile(profile), target_dir=_target(target))
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    placeholder = False
     for job in p.jobs:
         engine = registry.engines.get(job.engine)
-        places = [Place(part.workload, part.target_label, getattr(part.target, "dir", None) or "./diskbench-scratch")
-                  for part in job.parts]
+        places = []
+        for part in job.parts:
+            directory = getattr(part.target, "dir", None)
+            placeholder |= directory is None
+            places.append(Place(part.workload, part.target_label, directory or "${DISKBENCH_TARGET}"))
         path = folder / f"{job.seq:02d}-{job.slug}{engine.job_suffix}"
-        path.write_text(engine.render(job, places), encoding="utf-8")
+        path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
         app.ui.line(str(path))
+    if placeholder:
+        app.ui.line(f"run them in {folder} with the target directory in the environment, e.g. "
+                    f"`cd {folder} && DISKBENCH_TARGET=/mnt/data fio --output-format=json+ FILE`")
 
 
 @click.command()

@@ -50,7 +50,7 @@ class FioEngine(Engine):
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
         from .render import render_fio
 
-        return render_fio(job, places)
+        return render_fio(job, places, by_hand=purpose == "by-hand")
 
     def command(self, jobfile: str, output: str) -> list[str]:
         return ["fio", *FIO_ARGS, f"--output={output}", jobfile]
