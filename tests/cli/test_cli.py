@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+from diskbench.store import SCHEMA_VERSION, Store
+
 from ..conftest import diskbench, needs_fio
 
 
@@ -95,13 +97,21 @@ def test_profiles_and_plans(db: Path) -> None:
     assert "4 job(s), expected" in plan.stdout and "seqread-64k" in plan.stdout
     e8 = diskbench("plan", "--profile", "e8-family", db=db)
     assert e8.returncode == 0 and "Standard_L8s_v2" in e8.stdout and "14 job(s)" in e8.stdout
-def test_doctor(db: Path) -> None:
-    out = diskbench("doctor", db=db)
-    assert "python" in out.stdout and str(db) in out.stdout
+def test_doctor(db: Path, tmp_path: Path) -> None:
+    out = diskbench("doctor", db=db, env={"HOME": str(tmp_path), "SSH_AUTH_SOCK": ""})
+    assert "python" in out.stdout and str(db) in out.stdout and "not created yet" in out.stdout
+    # optional parts are shown with the fix, never a failure
+    for name in ("ssh key", "ssh agent", "azure", "chromium", "mdadm", "mkfs.xfs", "space"):
+        assert name in out.stdout, name
+    assert "absent  ssh key" in out.stdout and "ssh-keygen" in out.stdout
+    assert "absent  azure     no login found (not checked online" in out.stdout
     if "MISSING" in out.stdout:
         assert out.returncode == 1 and "apt-get install" in out.stdout
     else:
         assert out.returncode == 0 and "fio" in out.stdout
+    Store(db).close()
+    again = diskbench("doctor", db=db, env={"HOME": str(tmp_path)})
+    assert f"(schema version {SCHEMA_VERSION})" in again.stdout
 
 
 def test_bad_arguments_and_unknown_runs(db: Path) -> None:

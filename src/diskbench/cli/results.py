@@ -158,18 +158,19 @@ def profile_schema(app: App) -> None:
 
 
 @click.command()
+@click.option("--online", is_flag=True, help="Also check cloud logins over the network.")
 @pass_app
-def doctor(app: App) -> None:
+def doctor(app: App, online: bool) -> None:
     """Say what is installed and what is missing, with the command that fixes it."""
     from ..doctor import checks
     from ..errors import DiskbenchError
     from ..executors.local import LocalExecutor
 
     missing = 0
-    for check in checks(LocalExecutor(), app.db):
-        mark = "ok     " if check.ok else "MISSING"
+    for check in checks(LocalExecutor(), app.db, online):
+        mark = "ok     " if check.ok else "absent " if check.optional else "MISSING"
         fix = f"  -> {check.fix}" if check.fix else ""
-        app.ui.print(f"{mark} {check.name:8} {check.detail}{fix}")
-        missing += not check.ok
+        app.ui.write(f"{mark} {check.name:9} {check.detail}{fix}\n")
+        missing += not check.ok and not check.optional
     if missing:
         raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")

@@ -99,6 +99,10 @@ class LinuxPlatform(Platform):
             path = self.which(ex, tool)
             fix = "" if path else f"apt-get install -y {package}"
             out.append(Check(tool, path is not None, path or "not found", fix))
+        for tool, package in (("mdadm", "mdadm"), ("mkfs.xfs", "xfsprogs")):  # stripes and xfs targets only
+            path = self.which(ex, tool, privileged=True)
+            out.append(Check(tool, path is not None, path or "not found (needed for stripe and xfs targets)",
+                             "" if path else f"apt-get install -y {package}", optional=True))
         return out
 
     def default_scratch_base(self, ex: Executor) -> str | None:
