@@ -74,6 +74,13 @@ def test_import_per_job_no_store_and_errors(db: Path, fio_fixtures: Path) -> Non
     assert diskbench("runs", db=db).stdout.startswith("no runs in ")
 
 
+def test_partly_failed_import_lists_its_jobs_as_show_prints_them(db: Path, fio_fixtures: Path) -> None:
+    out = diskbench("import", str(fio_fixtures / "job-error-rc1.stdout.json"), db=db)
+    assert out.returncode == 0 and "ok+bad" in out.stdout and "job 'bad' failed" in out.stdout
+    listed = diskbench("runs", db=db).stdout
+    assert "partial" in listed and "1/1" in listed and "0/1" not in listed
+
+
 def test_import_of_noise_and_bad_files(db: Path, tmp_path: Path, fio_fixtures: Path) -> None:
     ok = diskbench("import", str(fio_fixtures / "normal-plus-json.stdout.txt"), "--no-store", db=db)
     assert ok.returncode == 0 and "randread-4k" in ok.stdout
@@ -122,6 +129,27 @@ def test_bad_arguments_and_unknown_runs(db: Path) -> None:
     assert missing.returncode == 2 and "Missing option '--profile'" in missing.stderr
     resume = diskbench("resume", "nope", db=db)
     assert resume.returncode == 1 and "Traceback" not in resume.stderr
+
+
+def test_unreachable_host_prints_no_empty_table(db: Path, tiny_profile: Path) -> None:
+    out = diskbench("run", "--profile", str(tiny_profile), "--host", "root@127.0.0.1:1", "--accept-new-host-key",
+                    db=db)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "cannot reach 127.0.0.1:1" in out.stderr and "has no results" in out.stderr
+
+
+def test_version_and_shell_completion(db: Path) -> None:
+    from diskbench import __version__
+
+    assert diskbench("--version", db=db).stdout.strip() == f"diskbench, version {__version__}"
+    script = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_source"})
+    assert script.returncode == 0 and "_diskbench_completion" in script.stdout
+    words = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_complete", "COMP_WORDS": "diskbench ru",
+                                  "COMP_CWORD": "1"})
+    assert words.stdout.split() == ["plain,run", "plain,runs"]
+    sub = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_complete", "COMP_WORDS": "diskbench runs p",
+                                "COMP_CWORD": "2"})
+    assert "plain,prune" in sub.stdout.split()
 
 
 def test_store_errors_are_one_line_and_debug_shows_traceback(tmp_path: Path) -> None:

@@ -41,7 +41,8 @@ def test_parse_destination() -> None:
     h = parse_destination("azureuser@203.0.113.7:2222")
     assert (h.user, h.address, h.port, h.name) == ("azureuser", "203.0.113.7", 2222, "203.0.113.7")
     h = parse_destination("root@[2001:db8::1]:22")
-    assert (h.address, h.port) == ("2001:db8::1", 22)
+    assert (h.address, h.port, h.name) == ("2001:db8::1", 22, "ip6-2001_db8__1")
+    assert parse_destination("root@[::1]:22").name == "ip6-__1"  # not "1"
     assert parse_destination("vm.example").user is None
 
 

@@ -42,6 +42,9 @@ class App:
     def emit(self, fmt: str, run: dict[str, Any], results: list[Any]) -> None:
         from ..reports.formats import format_results
 
+        if fmt == "table" and not results:  # no empty table header in front of the error that follows
+            self.ui.line(f"run {run['id']} ({run['status']}) has no results")
+            return
         out = format_results(fmt, run, results)
         if not isinstance(out, str):
             self.ui.print(out)
