@@ -71,3 +71,28 @@ def test_text_shortens_before_numbers_and_columns_drop() -> None:
     assert "123,456,789" in out and "a-very" in out and "…" in out
     assert "not shown at 30 columns: extra" in out
     assert max(len(line) for line in out.splitlines()) <= 30
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_plan_fits_and_says_each_machines_storage_once(tmp_path: object, width: int) -> None:
+    from ..conftest import diskbench
+
+    out = diskbench("plan", "--profile", "d8ds-premium", env={"COLUMNS": str(width)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert max(len(line) for line in lines) <= width
+    assert out.stdout.count("Premium_LRS 1024G cache=ReadOnly") == 1  # the four-disk storage, once
+    assert "12m25s" in out.stdout and "30G" in out.stdout  # numbers whole
+    e8 = diskbench("plan", "--profile", "e8-family", env={"COLUMNS": str(width)}).stdout
+    assert max(len(line) for line in e8.splitlines()) <= width
+    assert e8.count("Standard_L8s_v2;") == 1 and "14 job(s)" in e8
+
+
+@pytest.mark.parametrize("width", [80, 100, 160])
+def test_sizes_never_cut_a_number(width: int) -> None:
+    from ..conftest import diskbench
+
+    out = diskbench("sizes", env={"COLUMNS": str(width)})
+    assert out.returncode == 0, out.stderr
+    assert max(len(line) for line in out.stdout.splitlines()) <= width
+    assert "77,000" in out.stdout and "…" not in out.stdout
