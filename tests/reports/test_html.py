@@ -109,3 +109,18 @@ def test_report_fits_and_every_chart_has_values_in_chromium(db: Path, tmp_path: 
     subprocess.run([CHROMIUM, *FLAGS, *profile_dir, f"--window-size={width},2400", f"--screenshot={shot}",
                     (tmp_path / "report.html").as_uri()], capture_output=True, timeout=120, check=True)
     assert shot.stat().st_size > 30_000
+
+
+def test_time_series_charts_when_the_engine_logged_them() -> None:
+    from diskbench.model import DirectionResult, Series
+    from diskbench.reports.html import series_charts
+    from diskbench.reports.stats import summarize
+    from diskbench.store import StoredResult
+
+    series = Series(1.0, [1000.0, 1200.0, 900.0, 1100.0], [4096e3, 4915e3, 3686e3, 4505e3],
+                    [250.0, 210.0, None, 230.0], "fio iops log")
+    d = DirectionResult("read", 1050, 4.3e6, 4200, 4200 * 4096, 4.0, None, series)
+    rows = summarize([StoredResult("r", "local/scratch/a", "a", "scratch", "local", "fio", "3.33", 1, d)])
+    charts = series_charts([{"id": "r"}], {"r": rows})
+    assert len(charts) == 3 and "IOPS over time" in charts[0] and "min 900, max 1,200" in charts[0]
+    assert "MiB/s over time" in charts[1] and "mean latency" in charts[2] and "250 µs" in charts[2]

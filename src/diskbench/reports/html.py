@@ -190,6 +190,39 @@ def sweep_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> 
     return out
 
 
+def series_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[str]:
+    """IOPS, MiB/s and mean latency over the run, per interval, where the engine recorded them."""
+    many = len(runs) > 1
+    out = []
+    for run in runs:
+        for r in rows[run["id"]]:
+            s = r.result.series
+            if s is None or len(s.iops) < 2:
+                continue
+            t = [i * s.interval_s for i in range(len(s.iops))]
+            x = svg.value_axis(t, fmt=lambda v: f"{v:g} s")
+            title = f"{_title(r)} on {_where(r, many)}"
+            mean = sum(s.iops) / len(s.iops)
+            iops = svg.Series("IOPS", list(zip(t, s.iops, strict=True)), legend=(
+                f"mean {count(mean)}, min {count(min(s.iops))}, max {count(max(s.iops))} ({s.source})"))
+            charts = [(iops, svg.value_axis(s.iops), "IOPS")]
+            if s.bw_bytes_per_s:
+                mibs = [v / MIB for v in s.bw_bytes_per_s]
+                charts.append((svg.Series("MiB/s", list(zip(t, mibs, strict=True)), legend=(
+                    f"mean {count(sum(mibs) / len(mibs), 1)}, min {count(min(mibs), 1)}, max {count(max(mibs), 1)}")),
+                    svg.value_axis(mibs), "MiB/s"))
+            if s.lat_mean_us:
+                pts = [(a, b) for a, b in zip(t, s.lat_mean_us, strict=False) if b is not None]
+                if len(pts) > 1:
+                    vals = [b for _, b in pts]
+                    charts.append((svg.Series("mean latency", pts, legend=(
+                        f"min {latency(min(vals))}, max {latency(max(vals))}")), svg.latency_axis(vals), "latency"))
+            for series, y, name in charts:
+                out.append(svg.line_chart(f"{title}: {name} over time", [series], x, y,
+                                          f"time (s, every {s.interval_s:g} s)", name))
+    return out
+
+
 def _time_axis(stamps: list[float]) -> svg.Axis:
     lo, hi = min(stamps), max(stamps)
     pad = (hi - lo) * 0.04 or 3600
@@ -307,6 +340,8 @@ def build_report(store: Store, run_refs: Sequence[str], *, with_history: bool = 
         ("throughput", "IOPS and throughput",
          "One bar per machine and storage target: the median over repetitions, whiskers from the smallest "
          "to the largest.", bar_charts(runs, rows, spreads)),
+        ("timeline", "Over time", "Per-interval figures of each job, as the engine logged them.",
+         series_charts(runs, rows)),
         ("sweeps", "Sweeps", "", sweep_charts(runs, rows)),
         ("history", "History",
          "Each job's stored runs by date; the shaded band is where the gate would let the newest run pass.",
