@@ -289,8 +289,8 @@ def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
         path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
         app.ui.line(str(path))
     if placeholder:
-        app.ui.line(f"run them in {folder} with the target directory in the environment, e.g. "
-                    f"`cd {folder} && DISKBENCH_TARGET=/mnt/data fio --output-format=json+ FILE`")
+        app.ui.line(f"run them in {folder} as their first comment says, with DISKBENCH_TARGET set to an "
+                    "existing directory on the disk to measure")
 
 
 @click.command()

@@ -130,7 +130,7 @@ def histogram_charts(store: Store, runs: list[dict[str, Any]], rows: dict[str, l
         y = svg.value_axis([top], fmt=lambda v: f"{v:g}%")
         out.append(svg.line_chart(f"{title}: latency histogram", series, x, y, "completion latency (log)",
                                   "share of I/Os", note=f"{BUCKETS_PER_DECADE} buckets per decade, "
-                                  "from the engine's own latency bins (fio json+)"))
+                                  "from the engine's own latency bins"))
     return out
 
 
