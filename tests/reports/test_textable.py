@@ -82,7 +82,7 @@ def test_plan_fits_and_says_each_machines_storage_once(tmp_path: object, width: 
     lines = out.stdout.splitlines()
     assert max(len(line) for line in lines) <= width
     assert out.stdout.count("Premium_LRS 1024G cache=ReadOnly") == 1  # the four-disk storage, once
-    assert "12m25s" in out.stdout and "30G" in out.stdout  # numbers whole
+    assert "10m45s" in out.stdout and " 30g " in out.stdout and "5 job(s)" in out.stdout  # numbers whole
     e8 = diskbench("plan", "--profile", "e8-family", env={"COLUMNS": str(width)}).stdout
     assert max(len(line) for line in e8.splitlines()) <= width
     assert e8.count("Standard_L8s_v2;") == 1 and "14 job(s)" in e8

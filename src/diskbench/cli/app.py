@@ -64,6 +64,8 @@ set_option = click.option("--set", "overrides", multiple=True, metavar="KEY.PATH
                           help="Override a profile value, e.g. defaults.runtime=5s (repeatable).")
 target_option = click.option("--target", "-t", "target", metavar="DIR",
                              help="Run in this existing directory instead of the profile's target.")
+machine_option = click.option("--machine", "-m", "machines", multiple=True, metavar="NAME",
+                              help="Only this machine or host of the profile (repeatable).")
 
 
 def apply(f: Callable[..., Any], options: list[Callable[[Any], Any]]) -> Callable[..., Any]:

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from .app import App, apply, format_option, pass_app, profile_option, set_option, target_option
+from .app import (
+    App,
+    apply,
+    format_option,
+    machine_option,
+    pass_app,
+    profile_option,
+    set_option,
+    target_option,
+)
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -91,6 +100,7 @@ def _target(target: str | None) -> str | None:
 @click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
               help="Run a profile without hosts on these SSH hosts (repeatable).")
 @click.option("--workload", "-w", "workloads", multiple=True, metavar="NAME", help="Only this workload (repeatable).")
+@machine_option
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
 @click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
@@ -99,7 +109,8 @@ def _target(target: str | None) -> str | None:
 @format_option
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
-        workloads: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool, key_file: str | None, sudo: bool,
+        workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
+        key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -111,11 +122,12 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
     options.keep_files = keep_files
-    options.workloads = list(workloads) or None
+    options.workloads, options.machines = list(workloads) or None, list(machines) or None
     loaded = load_profile(profile, overrides)
     _preflight(app, loaded.profile)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
-                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads)
+                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads,
+                      machines=options.machines)
     from ..advice import stability_warnings
 
     for warning in stability_warnings(plan):
@@ -184,9 +196,11 @@ def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) 
 @profile_option
 @set_option
 @target_option
+@machine_option
 @click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
 @pass_app
-def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, refresh_prices: bool) -> None:
+def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, machines: tuple[str, ...],
+         refresh_prices: bool) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
     from .. import registry
     from ..plan import build_plan
@@ -194,7 +208,7 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
     from ..reports.textable import Col, TextTable
     from ..units import human_seconds
 
-    p = build_plan(load_profile(profile, overrides), target_dir=_target(target))
+    p = build_plan(load_profile(profile, overrides), target_dir=_target(target), machines=list(machines) or None)
     created = {m.name: m for m in p.profile.profile.machine_entries}
     table = TextTable([Col("#", right=True, min_width=2), Col("workload", shrink=True, min_width=8),
                        Col("rw"), Col("bs", right=True), Col("iodepth", right=True), Col("numjobs", right=True),
