@@ -40,12 +40,13 @@ class App:
         return Store(self.db)
 
     def emit(self, fmt: str, run: dict[str, Any], results: list[Any]) -> None:
-        from rich.table import Table
-
         from ..reports.formats import format_results
 
+        if fmt == "table" and not results:  # no empty table header in front of the error that follows
+            self.ui.line(f"run {run['id']} ({run['status']}) has no results")
+            return
         out = format_results(fmt, run, results)
-        if isinstance(out, Table):
+        if not isinstance(out, str):
             self.ui.print(out)
             for note in sorted({n for r in results for n in r.notes}):
                 self.ui.line(f"note: {note}")

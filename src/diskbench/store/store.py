@@ -344,12 +344,24 @@ class Store:
             out[row["testbed"]].append(_stored(row))
         return out
 
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run with its jobs and results (the caller removes its artifacts folder)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def set_verdict(self, run_id: str, verdict: str, accepted: bool | None) -> None:
         self.update_run(run_id, verdict=verdict, accepted=None if accepted is None else int(accepted))
 
     def result_keys(self, run_id: str) -> set[str]:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
         return {r[0] for r in rows.fetchall()}
+
+    def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
+        """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
+        report's histograms; kept out of get_results, which every report reads."""
+        rows = self.db.execute("SELECT job_key, direction, repeat, clat_bins FROM results"
+                               " WHERE run_id = ? AND clat_bins IS NOT NULL", (run_id,)).fetchall()
+        return {(r[0], r[1], r[2]): {int(k): int(v) for k, v in json.loads(r[3]).items()} for r in rows}
 
 
 def _stored(row: sqlite3.Row) -> StoredResult:
