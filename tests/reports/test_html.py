@@ -124,3 +124,11 @@ def test_time_series_charts_when_the_engine_logged_them() -> None:
     charts = series_charts([{"id": "r"}], {"r": rows})
     assert len(charts) == 3 and "IOPS over time" in charts[0] and "min 900, max 1,200" in charts[0]
     assert "MiB/s over time" in charts[1] and "mean latency" in charts[2] and "250 µs" in charts[2]
+
+
+def test_log_axis_ticks_never_crowd() -> None:
+    from diskbench.reports.svg import log_ticks
+
+    assert log_ticks(15, 8000) == [50, 100, 500, 1000, 5000]  # decades: 1 and 5
+    assert log_ticks(340, 460) == [350, 375, 400, 425, 450]  # narrow: plain steps
+    assert all(3 <= len(log_ticks(lo, lo * f)) <= 7 for lo in (0.7, 12, 300) for f in (2, 10, 100, 1e4))

@@ -63,10 +63,11 @@ def log_ticks(lo: float, hi: float) -> list[float]:
             v = m * 10.0**exp
             if lo <= v <= hi:
                 out.append(v)
-    if len(out) > 7:
-        out = [v for v in out if f"{v:e}".startswith("1")] or out
-    if len(out) < 3:  # a narrow range: plain steps read better than one lonely decade mark
-        out = [t for t in linear_ticks(lo, hi, 4) if lo <= t <= hi]
+    if len(out) > 7:  # wide: 1 and 5 of each decade, or only the 1s
+        fives = [v for v in out if f"{v:e}"[0] in "15"]
+        out = fives if len(fives) <= 7 else [v for v in out if f"{v:e}".startswith("1")]
+    if len(out) < 3 and hi / lo < 4:  # a narrow range: plain steps read better than one lonely mark
+        out = [t for t in linear_ticks(lo, hi, 5) if lo <= t <= hi]
     return out or [lo, hi]
 
 

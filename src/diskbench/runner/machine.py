@@ -71,7 +71,10 @@ class MachineWork:
             remaining = [j for j in self.jobs if self._status(j) in ("pending", "running")]
             self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
         finally:
-            self._remove_laid_out(ex, platform)
+            try:
+                self._remove_laid_out(ex, platform)
+            except DiskbenchError as exc:  # never in the way of releasing the targets
+                self.ui.line(f"{self.machine}: could not remove the data files it laid out: {exc}")
             for where in self.prepared.values():
                 where.release()
             root = getattr(ex, "work_root", None)
