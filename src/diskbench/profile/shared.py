@@ -34,6 +34,8 @@ class Shared(Strict):
     target: Target | None = Field(None, description="the shared target, e.g. {nfs: 10.0.0.4:/export}")
     anf: AnfVolume | None = Field(None, description="an Azure NetApp Files volume made for the run")
     port: int = Field(8765, ge=1, le=65535, description="port of fio --server on every client")
+    ports: dict[str, int] = Field(default_factory=dict, description="per client, the port this machine "
+                                  "reaches its fio --server at, where a NAT forwards another one")
     randrepeat: bool = Field(False, description="keep fio's default randrepeat=1 (same offsets on every "
                              "client: served from the server's cache)")
 

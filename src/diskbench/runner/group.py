@@ -67,6 +67,7 @@ class GroupWork:
         self.store, self.ui = runner.store, runner.ui
         shared = plan.profile.profile.shared
         self.port = shared.port if shared is not None else 8765
+        self.ports = shared.ports if shared is not None else {}
         self.target = jobs[0].target
         self.clients = [Client(c) for c in jobs[0].clients]
         self.version: str | None = None
@@ -162,12 +163,15 @@ class GroupWork:
         while True:
             with socket.socket(socket.AF_INET6 if ":" in c.address else socket.AF_INET) as s:
                 s.settimeout(2)
-                if s.connect_ex((c.address, self.port)) == 0:
+                if s.connect_ex((c.address, self._port(c))) == 0:
                     return
             if time.monotonic() > deadline:
                 raise ExecutionError(f"{c.name}: fio --server on {c.bind}:{self.port} cannot be reached from "
-                                     f"here at {c.address}:{self.port}", hint="is a firewall in the way?")
+                                     f"here at {c.address}:{self._port(c)}", hint="is a firewall in the way?")
             time.sleep(0.1)
+
+    def _port(self, c: Client) -> int:
+        return self.ports.get(c.name, self.port)
 
     def _stop(self, c: Client) -> None:
         if c.ex is None:
@@ -197,7 +201,7 @@ class GroupWork:
             rendered = rendered or text
             path = art / f"{c.name}.job{engine.job_suffix}"
             path.write_text(text, encoding="utf-8")
-            pairs.append((c.address, self.port, str(path)))
+            pairs.append((c.address, self._port(c), str(path)))
         self.store.update_job(self.run_id, job.key, status="running", started=now_iso(), rendered=rendered,
                               message=None, testbed=testbed_key(job, engine.testbed_text(rendered), engine.name,
                                                                 self.version))
@@ -231,18 +235,18 @@ class GroupWork:
             merged, per_client, _doc = cs.client_results(text, str(output))
         except DiskbenchError as exc:
             return self._why(art, rc) or str(exc)
-        by_address = {c.address: c.name for c in self.clients}
+        by_address = {f"{c.address},{self._port(c)}": c.name for c in self.clients}
         for address, groups in per_client.items():
             for group in groups:
                 self.store.add_results(self.run_id, job.key, group, workload=job.workload.name,
                                        target=job.target_label, host=by_address.get(address, address),
                                        repeat=job.repeat)
         for group in merged:
-            group.hosts = [by_address.get(h, h) for h in group.hosts]
+            group.hosts = [c.name for c in self.clients]
             self.store.add_results(self.run_id, job.key, group, workload=job.workload.name,
                                    target=job.target_label, host=job.machine, repeat=job.repeat)
         self._merged = merged
-        missing = [c.name for c in self.clients if c.address not in per_client]
+        missing = [c.name for c in self.clients if f"{c.address},{self._port(c)}" not in per_client]
         failed = [by_address.get(a, a) for a, gs in per_client.items() if any(g.errors for g in gs)]
         if missing or failed:
             who = ", ".join(missing + failed)

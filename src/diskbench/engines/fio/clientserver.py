@@ -36,19 +36,22 @@ def client_command(clients: list[tuple[str, int, str]], output: str) -> list[str
 
 def client_results(text: str, source: str) -> tuple[list[GroupResult], dict[str, list[GroupResult]],
                                                        dict[str, Any]]:
-    """The merged groups, each client's own (by the address fio reached it at), and the document."""
+    """The merged groups, each client's own (by ``address,port`` fio reached it at), and the document."""
     doc = extract_fio_document(text, source)
     stats = doc.get("client_stats")
     if not isinstance(stats, list):
         raise ParseError(f"{source}: no client_stats: this is not fio client/server output")
     per_client: dict[str, list[GroupResult]] = {}
-    for address in dict.fromkeys(str(e.get("hostname", "")) for e in stats
-                                 if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS):
-        entries = [e for e in stats if e.get("hostname") == address and e.get("jobname") != ALL_CLIENTS]
-        per_client[address] = parse_fio_document({**doc, "client_stats": entries})
+    clients = [e for e in stats if isinstance(e, dict) and e.get("jobname") != ALL_CLIENTS]
+    for key in dict.fromkeys(_key(e) for e in clients):
+        per_client[key] = parse_fio_document({**doc, "client_stats": [e for e in clients if _key(e) == key]})
     return parse_fio_document(doc), per_client, doc
 
 
 def all_clients(doc: dict[str, Any]) -> dict[str, Any] | None:
     """fio's own "All clients" entry (for checking; diskbench merges the bins itself)."""
     return next((e for e in doc.get("client_stats") or [] if e.get("jobname") == ALL_CLIENTS), None)
+
+
+def _key(entry: dict[str, Any]) -> str:
+    return f"{entry.get('hostname', '')},{entry.get('port', '')}"
