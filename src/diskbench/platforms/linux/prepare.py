@@ -269,6 +269,8 @@ class LinuxPreparer(Preparer):
                 self.ex.run(["rmdir", point], privileged=True)
 
         prepared.cleanup.append(unmount)
+        seen = self.ex.run(["findmnt", "-no", "OPTIONS", point]).stdout.strip()
+        self.line(f"{self.ex.name}: {target.nfs} mounted with {seen or '?'}")
         folder = f"{point}/diskbench-{self.run_id[-4:]}-{self.name}"
         try:
             self._ok(["mkdir", "-p", folder], f"mkdir {folder}")
