@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .plan import PlannedJob
     from .profile import Profile, TargetModel
 
-ANF_PENDING = "anf.pending:/volume"  # the ANF volume's export, known once the provider made it
+ANF_PENDING = "anf:/volume"  # the ANF volume's export, known once the provider made it
 _RANDOM_KEYS = ("randrepeat", "randseed")
 
 

@@ -213,8 +213,10 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
         table.add_column(head)
     for j in p.jobs:
         w = j.workload
-        vm = list(registry.providers.get(j.provider).describe(created[j.machine])) if created else []
-        table.add_row(str(j.seq + 1), j.machine, *vm, j.target_label, w.name, str(w.rw), str(w.bs),
+        vm = list(registry.providers.get(j.provider).describe(created[j.machine])) \
+            if j.machine in created else [f"{len(j.machines)} clients", ""] if created else []
+        name = j.machine + (f" x{len(j.machines)}" if j.machines else "")
+        table.add_row(str(j.seq + 1), name, *vm, j.target_label, w.name, str(w.rw), str(w.bs),
                       str(w.iodepth), str(w.numjobs), str(w.size), str(w.runtime),
                       human_seconds(j.expected_s))
     table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"

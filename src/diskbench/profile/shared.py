@@ -7,12 +7,15 @@ every client mounts, instead of once per machine.
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from .targets import Target, TargetModel
 from .workload import Strict, named
+
+MIB_PER_TIB = {"Standard": 16.0, "Premium": 64.0, "Ultra": 128.0}  # NetApp service levels, per provisioned TiB
 
 
 class AnfVolume(Strict):
@@ -24,6 +27,25 @@ class AnfVolume(Strict):
         None, gt=0, description="manual QoS throughput; default: the service level's (auto QoS)")
     protocol: Literal["NFSv3", "NFSv4.1"] = "NFSv3"
     options: str | None = Field(None, description="mount options (default: the seed's NFSv3 options)")
+
+    @property
+    def pool_tib(self) -> int:
+        """The capacity pool: whole TiB, at least 1, large enough for the volume."""
+        return max(1, math.ceil(self.size_gib / 1024))
+
+    @property
+    def ceiling_mibps(self) -> float:
+        """The most the service level gives: the pool's TiB (manual QoS) or the volume's (auto QoS)."""
+        tib = self.pool_tib if self.throughput_mibps is not None else self.size_gib / 1024
+        return tib * MIB_PER_TIB[self.service_level]
+
+    @model_validator(mode="after")
+    def _throughput(self) -> AnfVolume:
+        if self.throughput_mibps is not None and self.throughput_mibps > self.ceiling_mibps:
+            raise ValueError(f"{self.throughput_mibps:g} MiB/s is more than a {self.pool_tib} TiB "
+                             f"{self.service_level} pool gives ({self.ceiling_mibps:g} MiB/s); raise size_gib "
+                             "or the service level")
+        return self
 
 
 class Shared(Strict):

@@ -76,6 +76,7 @@ class GroupWork:
     # --- the whole group ----------------------------------------------------------------------
     def run(self, trust: HostKeyTrust | None) -> None:
         try:
+            self._shared_volume()
             self._each("connecting", lambda c: self._acquire(c, trust))
             self._each("checking fio", self._learn)
             self._each("preparing the shared target", self._prepare)
@@ -92,6 +93,19 @@ class GroupWork:
             self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
         finally:
             self._each("stopping", self._stop, raise_first=False)
+
+    def _shared_volume(self) -> None:
+        """A volume the clients' provider makes for the run (ANF): its export becomes the target."""
+        from ..plan_group import ANF_PENDING
+
+        shared = self.plan.profile.profile.shared
+        if getattr(self.target, "nfs", None) != ANF_PENDING or shared is None or shared.anf is None:
+            return
+        prun = self.runner.provider_runs[self.clients[0].job.provider]
+        make = getattr(prun, "shared_volume", None)
+        if make is None:
+            raise ExecutionError(f"shared.anf needs Azure machines as clients, not {self.clients[0].job.provider}")
+        self.target = self.target.model_copy(update={"nfs": make(shared.anf)})
 
     def _each(self, what: str, step: Callable[[Client], None], raise_first: bool = True) -> None:
         """``step`` on every client at once; the first client that fails is named in the error."""

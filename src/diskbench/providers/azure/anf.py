@@ -9,7 +9,6 @@ pool, then account (ANF refuses to delete a pool that holds a volume), before th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -22,42 +21,28 @@ if TYPE_CHECKING:
 ANF_SUBNET = "anf"
 ANF_SUBNET_PREFIX = "10.213.1.0/24"
 ANF_DELEGATION = "Microsoft.NetApp/volumes"
-MIB_PER_TIB = {"Standard": 16.0, "Premium": 64.0, "Ultra": 128.0}  # throughput per provisioned TiB
 # Approximate pay-as-you-go list prices per provisioned GiB and hour (East US, 2025); ANF bills the pool.
 USD_PER_GIB_HOUR = {"Standard": 0.000202, "Premium": 0.000403, "Ultra": 0.000538}
 GIB = 1024**3
 
 
 def pool_tib(spec: AnfVolume) -> int:
-    """The capacity pool: whole TiB, at least 1, large enough for the volume."""
-    return max(1, math.ceil(spec.size_gib / 1024))
+    return spec.pool_tib
 
 
 def ceiling_mibps(spec: AnfVolume) -> float:
-    """The most the service level gives: the pool's TiB (manual QoS) or the volume's (auto QoS)."""
-    tib = pool_tib(spec) if spec.throughput_mibps is not None else spec.size_gib / 1024
-    return tib * MIB_PER_TIB[spec.service_level]
-
-
-def offline_problems(spec: AnfVolume) -> list[str]:
-    """What Azure would refuse, or what the service level cannot deliver, before anything exists."""
-    problems = []
-    if spec.throughput_mibps is not None and spec.throughput_mibps > ceiling_mibps(spec):
-        problems.append(f"anf: {spec.throughput_mibps:g} MiB/s is more than a {pool_tib(spec)} TiB "
-                        f"{spec.service_level} pool gives ({ceiling_mibps(spec):g} MiB/s); raise size_gib "
-                        "or the service level")
-    return problems
+    return spec.ceiling_mibps
 
 
 def hourly_usd(spec: AnfVolume) -> float:
     return pool_tib(spec) * 1024 * USD_PER_GIB_HOUR[spec.service_level]
 
 
-def cost_line(spec: AnfVolume, hours: float) -> str:
-    """One line for ``plan``: what the volume is and what it costs for the run."""
+def cost_line(spec: AnfVolume) -> str:
+    """One line: what the volume is and what it costs per hour (the pool is billed, not the volume)."""
     return (f"anf: {spec.service_level} pool {pool_tib(spec)} TiB, volume {spec.size_gib} GiB, up to "
-            f"{spec.throughput_mibps or ceiling_mibps(spec):g} MiB/s; ~${hourly_usd(spec):.2f}/h, "
-            f"~${hourly_usd(spec) * hours:.2f} for {hours * 60:.0f} min (approximate list price)")
+            f"{spec.throughput_mibps or ceiling_mibps(spec):g} MiB/s; ~${hourly_usd(spec):.2f}/h "
+            "(approximate list price)")
 
 
 def online_problems(session: AzureSession, spec: AnfVolume, region: str) -> list[str]:
@@ -67,7 +52,7 @@ def online_problems(session: AzureSession, spec: AnfVolume, region: str) -> list
         data = item.as_dict() if hasattr(item, "as_dict") else dict(item)
         name = str(data.get("name", "")).rsplit("/", 1)[-1]
         props = data.get("properties", data)
-        limit, used = props.get("default"), props.get("current") or 0
+        limit, used = props.get("current", props.get("default")), props.get("usage") or 0
         if name == "totalTiBsPerSubscription" and limit is not None and used + pool_tib(spec) > limit:
             problems.append(f"anf: {pool_tib(spec)} TiB more would exceed the subscription's NetApp quota "
                             f"({used} of {limit} TiB used in {region}); ask for more with a support request")
@@ -111,6 +96,7 @@ class AnfResources:
             "delegations": [{"name": "netapp", "properties": {"serviceName": ANF_DELEGATION}}]}}).result()
         account, pool, volume = bodies(spec, self.region, self.tags, subnet.id, self.token)
         anf = self.session.netapp
+        self.line(cost_line(spec))
         self.line(f"anf: creating account {self.account}, {spec.service_level} pool of {pool_tib(spec)} TiB")
         anf.accounts.begin_create_or_update(self.group, self.account, account).result()
         self.made.append("account")
