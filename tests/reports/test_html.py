@@ -38,7 +38,7 @@ def test_report_is_self_contained(db: Path, tmp_path: Path) -> None:
     html = build_report(store, ids[-1:])
     assert "<script src=" not in html and "<link" not in html
     assert not re.search(r"""(src|href)=["']?https?://""", html), "nothing may load from the network"
-    for section in ('id="summary"', 'id="latency"', 'id="throughput"', 'id="sweeps"', 'id="history"',
+    for section in ('id="summary"', 'id="latency"', 'id="throughput"', 'id="sweeps"', 'id="mixes"', 'id="history"',
                     'id="metadata"', "<details><summary>profile</summary>", "rw=randread"):
         assert section in html, section
     out = diskbench("report", *ids, "--html", str(tmp_path / "r.html"), db=db)
@@ -59,8 +59,9 @@ def test_charts_draw_in_headless_chromium(db: Path, tmp_path: Path) -> None:
     console = [ln for ln in dom.stderr.splitlines() if "CONSOLE" in ln or "Uncaught" in ln]
     assert not console, console
     drawn = int(re.search(r'data-charts="(\d+)"', dom.stdout).group(1))  # type: ignore[union-attr]
-    # latency: sync, async, 3 sweep jobs; bars: the same 5; sweeps: 2; history: 5 jobs over 3 runs
-    assert drawn == 5 + 5 + 2 + 5
+    # latency: sync, async, 3 sweep jobs; bars: the same 5; sweeps: 2; read/write mix: IOPS, MiB/s and
+    # latency vs IOPS of the one rwmixread line; history: 5 jobs over 3 runs
+    assert drawn == 5 + 5 + 2 + 3 + 5
     assert dom.stdout.count('class="uplot') == drawn
     assert dom.stdout.count("<canvas") >= drawn
     ARTIFACTS.mkdir(exist_ok=True)

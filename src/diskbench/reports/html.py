@@ -63,8 +63,12 @@ def build_data(runs: list[dict[str, Any]], rows: dict[str, list[Summary]],
                                "t": [p.started for p in points],
                                "iops": [p.values["iops"] for p in points],
                                "p99": [p.values["p99"] for p in points]})
+    from .mixes import mix_charts
+
+    mixes = [c for run in runs for c in mix_charts(rows[run["id"]], run["id"][-9:] if many else "")]
     return {"percentiles": [pkey(p) for p in PERCENTILES], "latency": list(latency.values()),
-            "bars": list(bars.values()), "sweeps": list(sweeps.values()), "history": history_charts}
+            "bars": list(bars.values()), "sweeps": list(sweeps.values()), "history": history_charts,
+            "mixes": mixes}
 
 
 def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[dict[str, Any]]:
