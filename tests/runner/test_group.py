@@ -8,9 +8,13 @@ gone afterwards, and a client that cannot be reached fails the run with one line
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from diskbench.engines.fio.clientserver import all_clients
@@ -19,7 +23,7 @@ from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
 from diskbench.model import PERCENTILES, pkey
 from diskbench.store import Store
 
-from ..conftest import diskbench, needs_fio
+from ..conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
 from ..lab import Lab
 
 pytestmark = needs_fio
@@ -64,7 +68,7 @@ def test_two_clients_merged_equals_fios_all_clients(lab: Lab, db: Path, tmp_path
             merged, one, two = rows[("clients", d)], rows[("lab0", d)], rows[("lab1", d)]
             assert merged["ios"] == fio_all[d]["total_ios"] == one["ios"] + two["ios"]
             assert merged["io_bytes"] == fio_all[d]["io_bytes"]
-            assert merged["iops"] == fio_all[d]["iops"] or abs(merged["iops"] / fio_all[d]["iops"] - 1) < 1e-9
+            assert merged["iops"] == pytest.approx(fio_all[d]["iops"], abs=1e-6)  # fio prints 6 decimals
             fio_clat = fio_all[d]["clat_ns"]
             clat = merged["clat_us"]
             assert (clat["min"], clat["max"]) == (fio_clat["min"] / 1000, fio_clat["max"] / 1000)
@@ -91,3 +95,28 @@ def test_a_client_down_is_named(lab: Lab, db: Path, tmp_path: Path) -> None:
     assert "client lab1: connecting failed" in out.stdout + out.stderr, out.stdout + out.stderr
     ps = subprocess.run(["pgrep", "-af", f"fio --server=ip:{up.address}"], capture_output=True, text=True).stdout
     assert not ps.strip()
+
+
+def test_a_client_killed_mid_job_gives_a_partial_result(lab: Lab, db: Path, tmp_path: Path) -> None:
+    hosts = [lab.add_host(), lab.add_host()]
+    path = _profile(tmp_path, [h.profile_host() for h in hosts], {"dir": str(tmp_path)}, 18767)
+    doc = yaml.safe_load(path.read_text())
+    doc["defaults"].update(runtime="6s", rate_iops=200)
+    doc["workloads"] = [{"name": "long", "rw": "randread"}]
+    path.write_text(yaml.safe_dump(doc))
+    proc = start_diskbench("run", "--profile", str(path), "--known-hosts", str(lab.known_hosts),
+                           "--format", "json", db=db)
+    wait_for_job(db, "long")
+    time.sleep(2.5)
+    pids = subprocess.run(["ip", "netns", "pids", hosts[1].ns], capture_output=True, text=True).stdout.split()
+    for pid in pids:  # every fio of lab1: the server and the job it runs
+        if Path(f"/proc/{pid}/comm").read_text().strip().startswith("fio"):
+            os.kill(int(pid), signal.SIGKILL)
+    code, stderr = finish(proc)
+    assert code == 1, stderr
+    (job,) = Store(db).get_jobs(Store(db).get_run("last")["id"])
+    assert job["status"] == "failed" and "lab1" in job["message"], job
+    rows = Store(db).get_results(Store(db).get_run("last")["id"])
+    assert {r.host for r in rows} == {"lab0"}  # the survivor's own rows; no total that lacks lab1
+    assert not subprocess.run(["pgrep", "-af", f"fio --server=ip:{hosts[0].address}"], capture_output=True,
+                              text=True).stdout.strip()
