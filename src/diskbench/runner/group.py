@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 SERVER_WAIT_S = 20.0
+PARALLEL = 8  # clients set up at once: each step is a burst of SSH commands, CPU-bound on both ends
 
 
 @dataclass
@@ -117,7 +118,7 @@ class GroupWork:
             except BaseException as exc:  # noqa: BLE001 - reported per client below
                 errors.append((c, exc))
 
-        with ThreadPoolExecutor(max_workers=min(64, len(self.clients)) or 1) as pool:
+        with ThreadPoolExecutor(max_workers=min(PARALLEL, len(self.clients)) or 1) as pool:
             list(pool.map(one, self.clients))
         if errors and raise_first:
             client, exc = min(errors, key=lambda e: self.clients.index(e[0]))
@@ -143,10 +144,10 @@ class GroupWork:
         assert c.ex is not None
         platform = registry.platforms.get(c.ex.platform)
         engine = registry.engines.get("fio")
-        facts = platform.host_facts(c.ex)
         host = c.job.host
-        facts["fio_version"] = engine.ensure(c.ex, platform, install=host.install_fio if host else False,
-                                             host=c.name, line=self.ui.line)
+        version = engine.ensure(c.ex, platform, install=host.install_fio if host else False,
+                                host=c.name, line=self.ui.line)
+        facts = {**platform.host_facts(c.ex), "fio_version": version}
         self.version = self.version or facts["fio_version"]
         if facts["fio_version"] != self.version:
             raise ExecutionError(f"{c.name}: fio {facts['fio_version']}, but other clients run {self.version} "
