@@ -221,12 +221,18 @@ class GroupWork:
                               message=None, testbed=testbed_key(job, engine.testbed_text(rendered), engine.name,
                                                                 self.version))
         label = f"{job.workload.name} on {job.target_label} @ {job.machine} ({len(self.clients)} clients)"
-        local = self.runner.local_executor()
+        from ..executors.local import LocalExecutor
+
+        local = LocalExecutor()  # its own: Ctrl-C stops this fio --client through the runner
+        self.runner._active[job.machine] = local
         output = art / engine.output_name
-        with self.ui.job(self.runner.next_index(), self.total, label, job.expected_s, 0.0) as tracker:
-            rc = local.stream(cs.client_command(pairs, str(output)), on_output=lambda _t: None,
-                              timeout=job.expected_s * 3 + 120, stdout_path=art / "stdout.txt",
-                              stderr_path=art / "stderr.txt", workdir=str(art))
+        try:
+            with self.ui.job(self.runner.next_index(), self.total, label, job.expected_s, 0.0) as tracker:
+                rc = local.stream(cs.client_command(pairs, str(output)), on_output=lambda _t: None,
+                                  timeout=job.expected_s * 3 + 120, stdout_path=art / "stdout.txt",
+                                  stderr_path=art / "stderr.txt", workdir=str(art))
+        finally:
+            self.runner._active.pop(job.machine, None)
         (art / "exit_code").write_text(f"{rc}\n")
         if self.runner.stopped:
             self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
