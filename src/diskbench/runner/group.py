@@ -257,21 +257,18 @@ class GroupWork:
         except DiskbenchError as exc:
             return self._why(art, rc) or str(exc)
         by_address = {f"{c.address},{self._port(c)}": c.name for c in self.clients}
-        for address, groups in per_client.items():
-            for group in groups:
-                self.store.add_results(self.run_id, job.key, group, workload=job.workload.name,
-                                       target=job.target_label, host=by_address.get(address, address),
-                                       repeat=job.repeat)
+        where = {"workload": job.workload.name, "target": job.target_label, "repeat": job.repeat}
+        rows = [(g, {**where, "host": by_address.get(a, a)}) for a, groups in per_client.items() for g in groups]
         self._merged = merged
         missing = [c.name for c in self.clients if f"{c.address},{self._port(c)}" not in per_client]
         failed = [by_address.get(a, a) for a, gs in per_client.items() if any(g.errors for g in gs)]
         if missing or failed:  # a total without them would look like a slower system: none is stored
             who = ", ".join(missing + failed)
+            self.store.add_results_many(self.run_id, job.key, rows)
             return f"partial: client(s) {who} did not finish the job; other clients' rows kept, no total"
         for group in merged:
             group.hosts = [c.name for c in self.clients]
-            self.store.add_results(self.run_id, job.key, group, workload=job.workload.name,
-                                   target=job.target_label, host=job.machine, repeat=job.repeat)
+        self.store.add_results_many(self.run_id, job.key, rows + [(g, {**where, "host": job.machine}) for g in merged])
         if rc != 0:
             return self._why(art, rc) or f"fio exit {rc}"
         return None
