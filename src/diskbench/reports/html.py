@@ -190,6 +190,40 @@ def sweep_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> 
     return out
 
 
+def mix_section(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[str]:
+    """A read/write mix sweep as the NetApp article draws it: total IOPS and MiB/s against the read
+    percentage (one line per workload), and mean latency over every I/O against total IOPS."""
+    from .mixes import mix_charts
+
+    out = []
+    for run in runs:
+        for chart in mix_charts(rows[run["id"]], run["id"] if len(runs) > 1 else "on"):
+            lines = chart["lines"]
+            xs = sorted({x for line in lines for x in line["x"]})
+            x = svg.Axis(-5, 105, False, xs, [f"{v:g}" for v in xs])
+            for key, unit, fmt in (("iops", "IOPS", count), ("mibs", "MiB/s", lambda v: f"{v:,.1f}")):
+                series = [svg.Series(line["label"], list(zip(line["x"], line[key], strict=True)),
+                                     [f"read {m:g}%: {fmt(v)} {unit}" for m, v in zip(line["x"], line[key],
+                                                                                    strict=True)],
+                                     ", ".join(fmt(v) for v in line[key])) for line in lines]
+                out.append(svg.line_chart(f"{chart['title']}: total {unit} by read %", series, x,
+                                          svg.value_axis([v for line in lines for v in line[key]]),
+                                          "read % (rwmixread)", unit))
+            lat = [svg.Series(line["label"], sorted((i, v) for i, v in zip(line["iops"], line["lat"], strict=True)
+                                                    if v is not None))
+                   for line in lines]
+            lat = [s for s in lat if s.points]
+            if lat:
+                for s in lat:
+                    s.tips = [f"{count(a)} IOPS: mean {latency(b)}" for a, b in s.points]
+                    s.legend = ", ".join(latency(b) for _, b in s.points)
+                out.append(svg.line_chart(f"{chart['title']}: mean latency vs total IOPS", lat,
+                                          svg.value_axis([a for s in lat for a, _ in s.points], zero=False),
+                                          svg.latency_axis([b for s in lat for _, b in s.points]),
+                                          "total IOPS", "mean latency"))
+    return out
+
+
 def series_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[str]:
     """IOPS, MiB/s and mean latency over the run, per interval, where the engine recorded them."""
     many = len(runs) > 1
@@ -343,6 +377,10 @@ def build_report(store: Store, run_refs: Sequence[str], *, with_history: bool = 
         ("timeline", "Over time", "Per-interval figures of each job, as the engine logged them.",
          series_charts(runs, rows)),
         ("sweeps", "Sweeps", "", sweep_charts(runs, rows)),
+        ("mixes", "Read/write mix",
+         "Total IOPS and MiB/s (read + write) against the read percentage, one line per workload; mean "
+         "latency over every I/O against total IOPS. A client group's merged rows appear under the "
+         "group's name.", mix_section(runs, rows)),
         ("history", "History",
          "Each job's stored runs by date; the shaded band is where the gate would let the newest run pass.",
          history_charts(hist, policy or Policy())),

@@ -64,11 +64,11 @@ def _cvs(rs: Sequence[StoredResult]) -> dict[str, float | None]:
 
 def summarize(results: Sequence[StoredResult]) -> list[Summary]:
     """Group repetitions of the same job and direction; keep the order they first appear in."""
-    groups: dict[tuple[str, str], list[StoredResult]] = {}
-    for r in results:
-        groups.setdefault((r.group_key, r.result.direction), []).append(r)
+    groups: dict[tuple[str, str, str, str, str], list[StoredResult]] = {}
+    for r in results:  # one unit may store several rows: each client's or section's, and their merge
+        groups.setdefault((r.group_key, r.workload, r.target, r.host, r.result.direction), []).append(r)
     out = []
-    for (key, direction), rs in groups.items():
+    for (key, _w, _t, _h, direction), rs in groups.items():
         first = rs[0]
         iops = [r.result.iops for r in rs]
         result = DirectionResult(

@@ -307,19 +307,29 @@ class Store:
     def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str,
                     target: str, host: str, repeat: int = 1) -> None:
         """Commit every direction of one parsed group in one transaction."""
+        self.add_results_many(run_id, job_key, [(group, {"workload": workload, "target": target, "host": host,
+                                                         "repeat": repeat})])
+
+    def add_results_many(self, run_id: str, job_key: str, groups: list[tuple[GroupResult, dict[str, Any]]]) -> None:
+        """Several groups of one unit (each client's and their merge) in one transaction: one commit."""
         with self._tx() as db:
-            for d in group.directions:
-                db.execute(
-                    "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
-                    " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
-                    " clat, clat_bins, jobs, errors, notes, created, repeat)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, job_key, workload, target, host, group.engine, group.engine_version,
-                     d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
-                     json.dumps(d.clat.to_json()) if d.clat else None,
-                     json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
-                     group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
-                )
+            for group, where in groups:
+                self._insert_group(db, run_id, job_key, group, **where)
+
+    def _insert_group(self, db: sqlite3.Connection, run_id: str, job_key: str, group: GroupResult, *,
+                      workload: str, target: str, host: str, repeat: int = 1) -> None:
+        for d in group.directions:
+            db.execute(
+                "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
+                " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
+                " clat, clat_bins, jobs, errors, notes, created, repeat)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, job_key, workload, target, host, group.engine, group.engine_version,
+                 d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
+                 json.dumps(d.clat.to_json()) if d.clat else None,
+                 json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
+                 group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
+            )
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         rows = self.db.execute(
