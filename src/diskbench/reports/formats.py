@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.table import Table
 
+from ..attribution.record import tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
 from ..store import StoredResult
 from .stats import Summary, summarize
@@ -30,6 +31,7 @@ def result_json(r: StoredResult) -> dict[str, Any]:
         "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": d.runtime_s,
         "clat_us": d.clat.to_json() if d.clat else None,
         "errors": r.errors, "notes": r.notes,
+        "bound": d.bound, "warnings": d.warnings, "series": d.series.to_json() if d.series else None,
     }
     if isinstance(r, Summary):
         out.update(job=r.group_key, n=r.n, iops_cv=r.iops_cv)
@@ -68,6 +70,15 @@ def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
     return many_targets, inexact
 
 
+def _bounds(rows: Sequence[StoredResult]) -> bool:
+    return any(r.result.bound for r in rows)
+
+
+def _warnings(rows: Sequence[StoredResult]) -> list[str]:
+    """``workload dir: warning`` lines, each once."""
+    return list(dict.fromkeys(f"{r.workload} {r.result.direction}: {w}" for r in rows for w in r.result.warnings))
+
+
 def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]:
     d = r.result
     pct = d.clat.percentiles if d.clat else {}
@@ -80,6 +91,10 @@ def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]
     if repeats and isinstance(r, Summary):
         row += [str(r.n), "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%"]
     return row
+
+
+def _bound_cell(r: StoredResult) -> list[str]:
+    return [tag(r.result.bound) or "-"]
 
 
 def _headers(with_target: bool, repeats: bool = False) -> list[str]:
@@ -102,12 +117,16 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> Table:
     table = Table(title=_title(run, results), title_justify="left")
     for i, head in enumerate(_headers(with_target, repeats)):
         table.add_column(head, justify="left" if i < 2 + with_target else "right")
+    bounds = _bounds(rows)
+    if bounds:
+        table.add_column("bound", justify="left")
     for r in rows:
-        table.add_row(*_row(r, with_target, repeats))
+        table.add_row(*_row(r, with_target, repeats), *(_bound_cell(r) if bounds else []))
     captions = []
     if inexact:
         captions.append("~ percentiles not merged exactly (no latency bins in the fio output)")
     captions += sorted({e for r in results for e in r.errors})
+    captions += [f"! {w}" for w in _warnings(rows)]
     if captions:
         table.caption = "\n".join(captions)
         table.caption_justify = "left"
@@ -118,14 +137,20 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     rows = summarize(results)
     with_target, inexact = _columns(rows)
     repeats = _has_repeats(rows)
-    head = _headers(with_target, repeats)
+    bounds = _bounds(rows)
+    head = _headers(with_target, repeats) + (["bound"] if bounds else [])
     lines = [f"### {_title(run, results)}", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if i < 2 + with_target else "---:" for i in range(len(head))) + "|"]
-    lines += ["| " + " | ".join(_row(r, with_target, repeats)) + " |" for r in rows]
+             "|" + "|".join("---" if i < 2 + with_target or (bounds and i == len(head) - 1) else "---:"
+                            for i in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(_row(r, with_target, repeats) + (_bound_cell(r) if bounds else [])) + " |"
+              for r in rows]
     if inexact:
         lines += ["", "~ percentiles not merged exactly (no latency bins in the fio output)"]
     for err in sorted({e for r in results for e in r.errors}):
         lines += ["", f"**error:** {err}"]
+    bound_texts = [f"{r.workload}: {r.result.bound['text']}" for r in rows if r.result.bound]
+    lines += ["", "**bound:**", ""] + [f"- {t}" for t in bound_texts] if bound_texts else []
+    lines += ["", "**warnings:**", ""] + [f"- {w}" for w in _warnings(rows)] if _warnings(rows) else []
     return "\n".join(lines) + "\n"
 
 
@@ -134,7 +159,7 @@ CSV_FIELDS = (
      "iops", "bw_bytes_per_s", "ios", "io_bytes", "runtime_s", "clat_min_us", "clat_mean_us",
      "clat_max_us", "clat_stdev_us", "clat_samples"]
     + [f"clat_{pkey(p)}_us" for p in PERCENTILES]
-    + ["percentiles_exact", "errors"]
+    + ["percentiles_exact", "errors", "bound", "bound_ratio", "bound_text", "warnings"]
 )
 
 
@@ -150,6 +175,9 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
         row += [c.min, c.mean, c.max, c.stdev, c.samples] if c else [""] * 5
         row += [c.percentiles.get(pkey(p), "") if c else "" for p in PERCENTILES]
         row += [c.exact if c else "", "; ".join(r.errors)]
+        b = d.bound or {}
+        row += [b.get("kind", ""), "" if b.get("ratio") is None else b["ratio"], b.get("text", ""),
+                "; ".join(d.warnings)]
         writer.writerow(row)
     return buf.getvalue()
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
+from ..attribution.record import limits_of, tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
 from ..resources import environment, templates_dir
 from ..store import Store
@@ -56,6 +57,7 @@ def build_data(runs: list[dict[str, Any]], rows: dict[str, list[Summary]],
                                     "mibs": r.result.bw_bytes_per_s / MIB, "p50": pct.get("p50"),
                                     "p99": pct.get("p99")})
     history_charts = []
+    timeseries = [ts for run in runs for r in rows[run["id"]] if (ts := _timeseries(r, many))]
     for (job, direction), points in hist.items():
         if len(points) < 2:
             continue
@@ -64,7 +66,21 @@ def build_data(runs: list[dict[str, Any]], rows: dict[str, list[Summary]],
                                "iops": [p.values["iops"] for p in points],
                                "p99": [p.values["p99"] for p in points]})
     return {"percentiles": [pkey(p) for p in PERCENTILES], "latency": list(latency.values()),
-            "bars": list(bars.values()), "sweeps": list(sweeps.values()), "history": history_charts}
+            "bars": list(bars.values()), "sweeps": list(sweeps.values()), "history": history_charts,
+            "timeseries": timeseries}
+
+
+def _timeseries(r: Summary, many: bool) -> dict[str, Any] | None:
+    """IOPS per second, with a dashed line at each IOPS cap the result was compared with."""
+    series = r.result.series
+    if series is None or not series.iops:
+        return None
+    bound = r.result.bound or {}
+    caps = [{"label": lim.label(), "value": lim.value} for lim in limits_of(bound)
+            if lim.metric == "iops" and lim.applies_to(r.result.direction)]
+    return {"title": f"{r.workload} {r.result.direction}: {_where(r, many)}", "bound": bound.get("text", ""),
+            "t": [round(i * series.interval_s, 3) for i in range(1, len(series.iops) + 1)],
+            "iops": series.iops, "caps": caps}
 
 
 def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[dict[str, Any]]:
@@ -76,7 +92,9 @@ def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[d
                         "direction": r.result.direction, "iops": r.result.iops,
                         "mibs": r.result.bw_bytes_per_s / MIB, "n": r.n, "cv": r.iops_cv,
                         "pct": [pct.get(pkey(p)) for p in TABLE_PERCENTILES],
-                        "exact": r.result.clat.exact if r.result.clat else True, "errors": r.errors})
+                        "exact": r.result.clat.exact if r.result.clat else True, "errors": r.errors,
+                        "bound": tag(r.result.bound), "bound_text": (r.result.bound or {}).get("text", ""),
+                        "warnings": r.result.warnings})
     return out
 
 
