@@ -98,3 +98,71 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
     assert list(art.glob("*/warmup*.output.json")) and list(art.glob("*/precondition.output.json"))
     assert labcloud.specs["d8ds-v4-premium"].groups["vm"].iops == round(vm_cap)
     assert "raid0" not in subprocess.run(["cat", "/proc/mdstat"], capture_output=True, text=True).stdout
+
+
+BOUNDS_PROFILE = """\
+name: lab-bounds
+description: which emulated limit binds - the VM's group, one disk's throttle, a P10's credit burst, or none
+defaults: {ioengine: libaio, direct: true, bs: 4k, iodepth: 16, numjobs: 4, size: 16M, runtime: 6s, ramp_time: 1s,
+           time_based: true}
+machines:
+  - name: d8ds-bounds
+    region: westeurope
+    size: Standard_D8ds_v4
+    os_disk: {type: Premium_LRS, caching: ReadWrite}
+    data_disks:
+      - {count: 4, type: Premium_LRS, size_gb: 1024, caching: None}  # LUN 0-3: P30, no credit burst
+      - {count: 1, type: Premium_LRS, size_gb: 128, caching: None}   # LUN 4: P10, 500 IOPS, bursts to 3,500
+    targets:
+      stripe: {luns: [0, 1, 2], fs: xfs, mount: /mnt/stripe}
+      single: {lun: 3, fs: xfs, mount: /mnt/single}
+      burst: {lun: 4, raw: true}  # raw: no mkfs or file layout spends the credits before the run
+workloads:
+  - {name: stripe-write, rw: randwrite, targets: [stripe]}
+  - {name: single-write, rw: randwrite, targets: [single]}
+  - {name: single-paced, rw: randwrite, numjobs: 2, rate_iops: 50, targets: [single]}
+  - {name: burst-write, rw: randwrite, runtime: 16s, ramp_time: 0s, targets: [burst]}
+"""
+
+
+def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm, LabCloud], tmp_path: Path) -> None:
+    """The runner's attribution against the caps QEMU enforces: the tables scaled as the lab scales them."""
+    arm, labcloud = cloud
+    (tmp_path / "bounds.yaml").write_text(BOUNDS_PROFILE)
+    arm.vm_addresses = [labcloud.address()]
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "DISKBENCH_LIMITS_SCALE": str(SCALE)}
+    out = diskbench("run", "--profile", str(tmp_path / "bounds.yaml"), "--ssh-source", "127.0.0.1", "--format",
+                    "json", db=tmp_path / "db.sqlite", env=env, timeout=1500)
+    assert not labcloud.errors, labcloud.errors
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    groups = labcloud.specs["d8ds-bounds"].groups
+    vm_cap = groups["vm"].iops  # what the guest's VM-level throttle group enforces: 12,800 x SCALE
+    disks = {d.lun: d.cap for d in labcloud.specs["d8ds-bounds"].disks if d.lun is not None}
+    assert vm_cap == 1280 and disks[3] is not None and disks[3].iops == 500
+    assert disks[4] is not None and (disks[4].iops, disks[4].burst_iops) == (50, 350)
+
+    stripe = result(doc, "stripe-write", "write")["bound"]  # 3 x P30 = 1,500 > the VM's 1,280
+    assert (stripe["kind"], stripe["limit"]) == ("vm_uncached", vm_cap), stripe["text"]
+    assert "bound by the VM, not the 3 x P30 x0.1 (1,500)" in stripe["text"]
+
+    single = result(doc, "single-write", "write")["bound"]  # one P30: its own throttle, below the VM's group
+    assert (single["kind"], single["limit_kind"], single["limit"]) == ("disk", "disk_iops", disks[3].iops), \
+        single["text"]
+
+    paced = result(doc, "single-paced", "write")  # 2 x 50 IOPS: well below every limit, so no bound is claimed
+    assert paced["bound"]["kind"] == "none", paced["bound"]["text"]
+    assert "below every limit" in paced["bound"]["text"]
+
+    burst = result(doc, "burst-write", "write")
+    bound = burst["bound"]
+    assert bound["kind"] == "burst" and bound["phases"], (bound["text"], burst["series"]["iops"])
+    phases = bound["phases"]
+    assert 0.9 * disks[4].burst_iops < phases["burst"]["mean"] < 1.1 * disks[4].burst_iops, phases
+    assert 0.8 * disks[4].iops < phases["baseline"]["mean"] < 1.2 * disks[4].iops, phases
+    assert 3 <= phases["baseline"]["start_s"] <= 7, phases  # the bucket: 350 x 4 s, drained at 300/s
+    assert "baseline" in bound["text"] and "P10 x0.1 burst 350 IOPS" in bound["text"]
+
+    text = diskbench("explain", "last", "burst-write", db=tmp_path / "db.sqlite").stdout
+    assert "phases: burst" in text and "P10 x0.1" in text
