@@ -52,7 +52,7 @@ def explain(result: StoredResult) -> list[str]:
     bound: dict[str, Any] | None = d.bound
     if bound is None:
         lines += _wrap("no bound: no published limit applies to this target and fio's CPU was not "
-                       "saturated (a provider with limit tables, e.g. azure, gives one)")
+                       "saturated (a cloud provider with limit tables gives one)")
     else:
         lines += _wrap(str(bound.get("text", "")))
         phases = bound.get("phases")
