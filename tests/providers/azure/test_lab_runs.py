@@ -106,9 +106,9 @@ description: which emulated limit binds - the VM's group, one disk's throttle, a
 defaults: {ioengine: libaio, direct: true, bs: 4k, iodepth: 16, numjobs: 4, size: 16M, runtime: 6s, ramp_time: 1s,
            time_based: true}
 machines:
-  - name: d8ds-bounds
+  - name: d4ds-bounds
     region: westeurope
-    size: Standard_D8ds_v4
+    size: Standard_D4ds_v5  # uncached 6,400 IOPS: 640 in the lab, which a TCG guest reaches under load
     os_disk: {type: Premium_LRS, caching: ReadWrite}
     data_disks:
       - {count: 4, type: Premium_LRS, size_gb: 1024, caching: None}  # LUN 0-3: P30, no credit burst
@@ -137,17 +137,17 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     assert not labcloud.errors, labcloud.errors
     assert out.returncode == 0, out.stderr[-3000:]
     doc = json.loads(out.stdout)
-    groups = labcloud.specs["d8ds-bounds"].groups
-    vm_cap = groups["vm"].iops  # what the guest's VM-level throttle group enforces: 12,800 x SCALE
-    disks = {d.lun: d.cap for d in labcloud.specs["d8ds-bounds"].disks if d.lun is not None}
-    assert vm_cap == 1280 and disks[3] is not None and disks[3].iops == 500
+    groups = labcloud.specs["d4ds-bounds"].groups
+    vm_cap = groups["vm"].iops  # what the guest's VM-level throttle group enforces: 6,400 x SCALE
+    disks = {d.lun: d.cap for d in labcloud.specs["d4ds-bounds"].disks if d.lun is not None}
+    assert vm_cap == 640 and disks[3] is not None and disks[3].iops == 500
     assert disks[4] is not None and (disks[4].iops, disks[4].burst_iops) == (50, 350)
 
-    stripe = result(doc, "stripe-write", "write")["bound"]  # 3 x P30 = 1,500 > the VM's 1,280
+    stripe = result(doc, "stripe-write", "write")["bound"]  # 3 x P30 = 1,500 > the VM's 640
     assert (stripe["kind"], stripe["limit"]) == ("vm_uncached", vm_cap), stripe["text"]
     assert "bound by the VM, not the 3 x P30 x0.1 (1,500)" in stripe["text"]
 
-    single = result(doc, "single-write", "write")["bound"]  # one P30: its own throttle, below the VM's group
+    single = result(doc, "single-write", "write")["bound"]  # one P30 (500): its own throttle, under the VM's 640
     assert (single["kind"], single["limit_kind"], single["limit"]) == ("disk", "disk_iops", disks[3].iops), \
         single["text"]
 
@@ -159,10 +159,13 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     bound = burst["bound"]
     assert bound["kind"] == "burst" and bound["phases"], (bound["text"], burst["series"]["iops"])
     phases = bound["phases"]
-    assert 0.9 * disks[4].burst_iops < phases["burst"]["mean"] < 1.1 * disks[4].burst_iops, phases
+    assert 0.75 * disks[4].burst_iops < phases["burst"]["mean"] < 1.1 * disks[4].burst_iops, phases
     assert 0.8 * disks[4].iops < phases["baseline"]["mean"] < 1.2 * disks[4].iops, phases
     assert 3 <= phases["baseline"]["start_s"] <= 7, phases  # the bucket: 350 x 4 s, drained at 300/s
-    assert "baseline" in bound["text"] and "P10 x0.1 burst 350 IOPS" in bound["text"]
+    # each phase set against the cap the guest enforces for it (the plateau, not the second the bucket ran dry)
+    assert "% of the P10 x0.1 burst 350 IOPS, baseline" in bound["text"], bound["text"]
+    assert bound["text"].endswith("% of the P10 x0.1 50 IOPS"), bound["text"]
+    assert len(burst["series"]["iops"]) == 16  # fio's last, partial window after the run is not a second
 
     text = diskbench("explain", "last", "burst-write", db=tmp_path / "db.sqlite").stdout
     assert "phases: burst" in text and "P10 x0.1" in text

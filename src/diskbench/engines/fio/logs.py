@@ -120,4 +120,16 @@ def attach_series(art: Path, groups: list[GroupResult]) -> None:
         if len(found) != 1:  # no logs, or a group of several sections (their sum is not one job's)
             continue
         for d in group.directions:
-            d.series = found[0].get(d.direction)
+            d.series = _within(found[0].get(d.direction), d.runtime_s)
+
+
+def _within(series: Series | None, runtime_s: float) -> Series | None:
+    """The series without what fio logs after the run: its last, partial window (0 IOPS once I/O stopped)."""
+    if series is None or runtime_s <= 0:
+        return series
+    keep = max(1, round(runtime_s / series.interval_s))
+    if len(series.iops) <= keep:
+        return series
+    return Series(series.interval_s, series.iops[:keep],
+                  series.bw_bytes_per_s[:keep] if series.bw_bytes_per_s is not None else None,
+                  series.lat_mean_us[:keep] if series.lat_mean_us is not None else None, series.source)
