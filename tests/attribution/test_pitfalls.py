@@ -76,3 +76,17 @@ def test_tags() -> None:
     assert tag({"kind": "host_cache", "ratio": 15.7}) == "host cache"
     assert tag({"kind": "none", "ratio": 0.2}) == "-"
     assert tag(None) == ""
+
+
+def test_a_throttled_run_is_judged_by_its_median_second_when_the_edges_dilute_the_mean() -> None:
+    from diskbench.attribution.record import decide
+
+    # a lab run against a 375-IOPS group: fio's mean 321, the seconds 290, 396, 388, 364, 372, 267
+    d = DirectionResult("write", 321.0, 321 * 4096.0, 1926, 1926 * 4096, 6.0, None,
+                        series=Series(1.0, [290.0, 396.0, 388.0, 364.0, 372.0, 267.0]))
+    limits = [Limit("vm_uncached_iops", 375, "VM", "t"), Limit("disk_iops", 1000, "2 x P30", "t")]
+    b = decide(d, limits, bs_bytes=4096, iodepth=32, jobs=4, cpu_pct=10.0, cpus=2)
+    assert (b.kind, b.value) == ("vm_uncached", 368.0)
+    assert b.text.endswith("(median second; fio's mean 321 IOPS includes the first and last seconds)")
+    paced = replace(d, iops=100.0, series=Series(1.0, [100.0, 101.0, 99.0, 100.0, 100.0]))
+    assert decide(paced, limits, bs_bytes=4096, iodepth=32, jobs=4, cpu_pct=10.0, cpus=2).kind == "none"

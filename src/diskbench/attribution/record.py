@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from ..model import DirectionResult, Series
@@ -19,6 +19,7 @@ from .steady_state import SteadyState, steady_state
 
 MIN_ROUNDS = 5  # intervals grouped into at least this many rounds for the steady-state rule
 MAX_ROUNDS = 25
+PLATEAU_GAIN = 1.05  # the median second this much above fio's mean: the mean is diluted by the run's edges
 
 # Short tags for the table's "bound" column.
 TAGS = {"vm_uncached": "VM", "vm_cached": "VM cached", "temp": "temp disk", "disk": "disk", "nvme": "NVMe",
@@ -59,7 +60,26 @@ def decide(result: DirectionResult, limits: Sequence[Limit], *, bs_bytes: int, i
            cpu_pct: float | None, cpus: int | None) -> Bound:
     measured = Measured.from_direction(result, bs_bytes=bs_bytes, iodepth=iodepth, jobs=jobs, cpu_pct=cpu_pct,
                                        cpus=cpus)
-    return decide_bound(measured, limits)
+    bound = decide_bound(measured, limits)
+    level = _median(measured.series)
+    if bound.kind != "none" or level is None or not measured.iops or level < measured.iops * PLATEAU_GAIN:
+        return bound
+    # A throttled run sits at its cap second after second; its mean is diluted by the first second (queues
+    # filling) and the last, partial one. The median second is the cap's level then, and is said to be.
+    steady = decide_bound(replace(measured, iops=level, mbps=measured.mbps * level / measured.iops, series=None),
+                          limits)
+    if steady.kind in ("none", "queue", "cpu"):
+        return bound
+    return replace(steady, text=f"{steady.text} (median second; fio's mean {measured.iops:,.0f} IOPS includes "
+                                f"the first and last seconds)")
+
+
+def _median(series: tuple[float, ...] | None) -> float | None:
+    if not series or len(series) < MIN_ROUNDS:
+        return None
+    values = sorted(series)
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
 
 
 def rounds_of(series: Series, start_s: float = 0.0) -> list[float]:
