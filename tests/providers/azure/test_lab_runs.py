@@ -118,11 +118,11 @@ machines:
     os_disk: {type: Premium_LRS, caching: ReadWrite}
     data_disks:
       - {count: 2, type: Premium_LRS, size_gb: 1024, caching: None}  # LUN 0-1: P30, 5,000 IOPS, no credit burst
-      - {count: 1, type: Standard_LRS, size_gb: 1024, caching: None}  # LUN 2: S30, 500 IOPS
+      - {count: 1, type: Standard_LRS, size_gb: 16384, caching: None}  # LUN 2: S70, 2,000 IOPS
       - {count: 1, type: Premium_LRS, size_gb: 128, caching: None}   # LUN 3: P10, 500 IOPS, bursts to 3,500
     targets:
       stripe: {luns: [0, 1], fs: xfs, mount: /mnt/stripe}
-      single: {lun: 2, fs: xfs, mount: /mnt/single}
+      single: {lun: 2, raw: true}  # raw: every I/O the throttle counts is fio's (no filesystem journal)
       burst: {lun: 3, raw: true}  # raw: no mkfs or file layout spends the credits before the run
 workloads:
   - {name: stripe-write, rw: randwrite, targets: [stripe]}
@@ -147,7 +147,7 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     groups = labcloud.specs["d2ds-bounds"].groups
     vm_cap = groups["vm"].iops  # what the guest's VM-level throttle group enforces: 3,750 x SCALE
     disks = {d.lun: d.cap for d in labcloud.specs["d2ds-bounds"].disks if d.lun is not None}
-    assert vm_cap == 375 and disks[2] is not None and disks[2].iops == 50
+    assert vm_cap == 375 and disks[2] is not None and disks[2].iops == 200
     assert disks[3] is not None and (disks[3].iops, disks[3].burst_iops) == (50, 350)
 
     stripe = result(doc, "stripe-write", "write")  # 2 x P30 = 1,000 > the VM's 375
@@ -159,7 +159,7 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     assert paced["bound"]["kind"] == "none", paced["bound"]["text"]
     assert "below every limit (highest: 2" in paced["bound"]["text"]  # ~100 of the VM's 375
 
-    single = result(doc, "single-write", "write")  # one S30 (50): its own throttle, under the VM's 375
+    single = result(doc, "single-write", "write")  # one S70 (200): its own throttle, under the VM's 375
     assert (single["bound"]["kind"], single["bound"]["limit_kind"], single["bound"]["limit"]) == \
         ("disk", "disk_iops", disks[2].iops), (single["bound"]["text"], single["series"]["iops"])
 
