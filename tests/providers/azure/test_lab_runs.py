@@ -171,7 +171,7 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     assert 0.8 * disks[3].iops < phases["baseline"]["mean"] < 1.2 * disks[3].iops, phases
     assert 3 <= phases["baseline"]["start_s"] <= 7, phases  # the bucket: 350 x 4 s, drained at 300/s
     # each phase set against the cap the guest enforces for it (the plateau, not the second the bucket ran dry)
-    assert "% of the P10 x0.1 burst 350 IOPS, baseline" in bound["text"], bound["text"]
+    assert "% of the P10 burst x0.1 350 IOPS, baseline" in bound["text"], bound["text"]
     assert bound["text"].endswith("% of the P10 x0.1 50 IOPS"), bound["text"]
     assert len(burst["series"]["iops"]) == 16  # fio's last, partial window after the run is not a second
 

@@ -127,7 +127,7 @@ def _within(series: Series | None, runtime_s: float) -> Series | None:
     """The series without what fio logs after the run: its last, partial window (0 IOPS once I/O stopped)."""
     if series is None or runtime_s <= 0:
         return series
-    keep = max(1, round(runtime_s / series.interval_s))
+    keep = max(1, int(runtime_s / series.interval_s + 0.05))  # whole seconds of the run
     if len(series.iops) <= keep:
         return series
     return Series(series.interval_s, series.iops[:keep],
