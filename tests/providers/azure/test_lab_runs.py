@@ -184,7 +184,8 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     # each phase set against the cap the guest enforces for it (the plateau, not the second the bucket ran dry)
     assert "% of the P10 burst x0.1 350 IOPS, baseline" in bound["text"], bound["text"]
     assert bound["text"].endswith("% of the P10 x0.1 50 IOPS"), bound["text"]
-    assert len(burst["series"]["iops"]) == 16  # fio's last, partial window after the run is not a second
+    seconds = burst["series"]["iops"]
+    assert len(seconds) <= round(burst["runtime_s"]) and seconds[-1] > 0  # no partial window after the run
 
     text = diskbench("explain", "last", "burst-write", db=tmp_path / "db.sqlite").stdout
     assert "phases: burst" in text and "P10 x0.1" in text
