@@ -188,31 +188,34 @@ def test_d8ds_premium_runs_the_guides_fio_files() -> None:
 
 # -- ovh-nvme-raid0: seed 004 --------------------------------------------------------------------
 
-OVH_DIFFERENCES = {
-    # --name=/mnt/test names the job and its files /mnt/test.N.0; diskbench's job is named after
-    # the workload and its files are /mnt/randread-4k.N.0
-    "directory": (["-"], ["/mnt"]),
-    # diskbench always writes size=; the profile's equals the article's --filesize=64m
-    "size": (["-"], [str(64 << 20)]),
-}
+def ovh_differences(mount: str) -> dict[str, tuple[list[str], list[str]]]:
+    return {
+        # --name=/mnt/test names the job and its files /mnt/test.N.0; diskbench's job is named after
+        # the workload, its files are in the array's mount point (/mnt/randread-4k.N.0 on OVH)
+        "directory": (["-"], [mount]),
+        # diskbench always writes size=; the profile's equals the article's --filesize=64m
+        "size": (["-"], [str(64 << 20)]),
+    }
 
 
-def test_ovh_nvme_raid0_runs_the_articles_command_lines() -> None:
+@pytest.mark.parametrize("profile, machine, mount", [
+    ("ovh-nvme-raid0", "db01", "/mnt"), ("l-series-nvme", "l8s-v2", "/mnt/nvme")])
+def test_nvme_profiles_run_the_ovh_command_lines(profile: str, machine: str, mount: str) -> None:
     text = _seed("004")
     lines = [m[0] for m in re.finditer(r"^\$ fio (?:.*\\\n)*.*$", text, re.M)]
     assert len(lines) == 2
-    jobs = jobs_of("ovh-nvme-raid0")
+    jobs = jobs_of(profile)
     for line, workload in zip(lines, ("randread-4k", "randwrite-4k"), strict=True):
         options = command_options(line.removeprefix("$ "))
         name = options.pop("name")
         seed = fio_jobs(f"[{name}]\n", options)
-        ours = rendered(jobs[("db01", workload)], {"nvme:all": "/mnt"})
-        assert differences(seed, ours) == OVH_DIFFERENCES, workload
+        ours = rendered(jobs[(machine, workload)], {"nvme:all": mount})
+        assert differences(seed, ours) == ovh_differences(mount), workload
         assert sum(seed.values()) == sum(ours.values()) == 32
     assert "mdadm --create /dev/md1 --level 0 --raid-devices 4" in text and "mkfs.xfs /dev/md1" in text
-    target = load_profile("ovh-nvme-raid0").profile.machines[0].target
+    target = load_profile(profile).profile.machines[0].target
     assert target is not None and target.model_dump(exclude_none=True, exclude_defaults=True) == {
-        "nvme": "all", "raid": 0, "fs": "xfs", "mount": "/mnt"}
+        "nvme": "all", "raid": 0, "fs": "xfs", "mount": mount}
 
 
 @pytest.mark.skipif(not SHARED_SEEDS.is_dir(), reason="no shared/seeds beside this clone")
