@@ -190,7 +190,7 @@ def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm
     assert bound["kind"] == "burst" and bound["phases"], (bound["text"], burst["series"]["iops"])
     phases = bound["phases"]
     assert 0.75 * disks[3].burst_iops < phases["burst"]["mean"] < 1.1 * disks[3].burst_iops, phases
-    assert 0.8 * disks[3].iops < phases["baseline"]["mean"] < 1.2 * disks[3].iops, phases
+    assert 0.7 * disks[3].iops < phases["baseline"]["mean"] < 1.2 * disks[3].iops, phases  # with the drain
     assert 3 <= phases["baseline"]["start_s"] <= 7, phases  # the bucket: 350 x 4 s, drained at 300/s
     # each phase set against the cap the guest enforces for it (the plateau, not the second the bucket ran dry)
     assert "% of the P10 burst x0.1 350 IOPS, baseline" in bound["text"], bound["text"]
