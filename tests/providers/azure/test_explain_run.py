@@ -22,7 +22,7 @@ PROFILE = """\
 name: cloud
 defaults: {size: 8M, runtime: 4s, ramp_time: 1s, ioengine: psync, time_based: true}
 workloads:
-  - {name: capped, rw: randwrite, bs: 8k, numjobs: 2, rate_iops: 60}
+  - {name: capped, rw: randwrite, bs: 8k, numjobs: 8, rate_iops: 15}  # 8 x 15 = the P4's 120
 machines:
   - name: vm1
     region: westeurope
