@@ -234,6 +234,10 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
     app.ui.print(table)
     if created:
         _costs(app, p, refresh_prices)
+        from ..attribution.plan_check import burst_warnings
+
+        for warning in burst_warnings(p):
+            app.ui.warn(warning)
     _preflight(app, p.profile.profile)
 
 

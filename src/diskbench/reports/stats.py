@@ -76,7 +76,8 @@ def summarize(results: Sequence[StoredResult]) -> list[Summary]:
             ios=int(median([r.result.ios for r in rs])), io_bytes=int(median([r.result.io_bytes for r in rs])),
             runtime_s=median([r.result.runtime_s for r in rs]),
             clat=_median_latency([r.result.clat for r in rs if r.result.clat]),
-            series=rs[0].result.series if len(rs) == 1 else None,  # one run's time line, not a median of several
+            bound=first.result.bound if len(rs) == 1 else None, series=first.result.series if len(rs) == 1 else None,
+            warnings=list(dict.fromkeys(w for r in rs for w in r.result.warnings)),
         )
         kept = {f: getattr(first, f) for f in StoredResult.__dataclass_fields__}
         kept.update(result=result, job_key=key, repeat=0, errors=sorted({e for r in rs for e in r.errors}),

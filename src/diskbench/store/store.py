@@ -17,7 +17,7 @@ from typing import Any
 import platformdirs
 
 from ..errors import StoreError
-from ..model import DirectionResult, GroupResult, Latency
+from ..model import DirectionResult, GroupResult, Latency, Series
 
 # Each entry migrates the schema from version i to i + 1; never edit a released entry.
 MIGRATIONS: list[str] = [
@@ -88,6 +88,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN accepted INTEGER;
     UPDATE jobs SET base_key = key;
     CREATE INDEX jobs_testbed ON jobs(testbed);
+    """,
+    # 3: attribution - the limit that bound a result, its pitfalls, its per-second series
+    """
+    ALTER TABLE results ADD COLUMN bound TEXT;
+    ALTER TABLE results ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE results ADD COLUMN series TEXT;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -330,6 +336,10 @@ class Store:
                  json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
                  group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
             )
+            if d.bound or d.warnings or d.series:  # attribution (schema 3), in the row just written
+                db.execute("UPDATE results SET bound = ?, warnings = ?, series = ? WHERE id = last_insert_rowid()",
+                           (json.dumps(d.bound) if d.bound else None, json.dumps(d.warnings),
+                            json.dumps(d.series.to_json()) if d.series else None))
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         rows = self.db.execute(
@@ -383,6 +393,9 @@ def _stored(row: sqlite3.Row) -> StoredResult:
         result=DirectionResult(
             direction=row["direction"], iops=row["iops"], bw_bytes_per_s=row["bw_bytes_per_s"],
             ios=row["ios"], io_bytes=row["io_bytes"], runtime_s=row["runtime_s"], clat=clat,
+            series=Series.from_json(json.loads(row["series"])) if _col(row, "series") else None,
+            bound=json.loads(row["bound"]) if _col(row, "bound") else None,
+            warnings=json.loads(_col(row, "warnings") or "[]"),
         ),
         errors=json.loads(row["errors"]), notes=json.loads(row["notes"]), repeat=row["repeat"],
         base_key=_col(row, "base_key") or row["job_key"], params=json.loads(_col(row, "params") or "{}"),
