@@ -6,7 +6,6 @@ output); a file no engine recognizes gets the default engine's own explanation.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from . import registry
 from .errors import DiskbenchError
 from .model import GroupResult
 from .store import Store, StoredResult, now_iso
+from .store.raw import keep_copy
 
 IMPORT_TARGET = "imported"
 
@@ -69,7 +69,7 @@ def import_file(path: Path, *, store: Store | None, per_job: bool = False) -> Im
         return Imported(run, _rows("-", groups, "imported"), errors)
     run_id = store.create_run(profile=profile, profile_path=str(path.resolve()), profile_text=None,
                               options={"per_job": per_job}, origin="import", facts=facts)
-    shutil.copyfile(path, store.run_artifacts(run_id) / path.name)  # keep it to re-parse later
+    keep_copy(path, store.run_artifacts(run_id))  # gzip'd, to re-parse later
     store.add_jobs(run_id, [{"key": g.name, "workload": g.name, "target": IMPORT_TARGET,
                              "host": ",".join(g.hosts) or "imported"} for g in groups])
     for g in groups:

@@ -19,6 +19,7 @@ from ..platforms.base import Platform, Prepared, Preparer
 from ..profile import writes
 from ..providers.base import ProviderRun
 from ..store import now_iso
+from ..store.raw import compress
 from .options import RunOptions, RunOutcome
 from .testbed import testbed_key
 from .unit import data_passes, run_engine, summary
@@ -150,6 +151,7 @@ class MachineWork:
             return False
         groups, message = engine.outcome(art, rc)
         self._store(job, engine, groups, art)
+        compress(art / engine.output_name)  # committed: the raw output is kept gzip'd
         ok = message is None
         self.store.update_job(self.run_id, job.key, status="done" if ok else "failed",
                               finished=now_iso(), exit_code=rc, message=message)

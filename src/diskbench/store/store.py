@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import secrets
@@ -88,6 +89,14 @@ MIGRATIONS: list[str] = [
     ALTER TABLE runs ADD COLUMN accepted INTEGER;
     UPDATE jobs SET base_key = key;
     CREATE INDEX jobs_testbed ON jobs(testbed);
+    """,
+    # 3: baselines selected in SQL (gate, history); latency histograms gzip-compressed (new rows
+    # fill clat_bins_z and leave clat_bins NULL; older rows keep their JSON and stay readable)
+    """
+    CREATE INDEX runs_started ON runs(status, started);
+    CREATE INDEX jobs_testbed_run ON jobs(testbed, run_id);
+    CREATE INDEX jobs_base_key ON jobs(base_key, run_id);
+    ALTER TABLE results ADD COLUMN clat_bins_z BLOB;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -240,8 +249,9 @@ class Store:
         if run_ref in ("last", "latest"):
             rows = self.db.execute("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT 1").fetchall()
         else:
+            # a prefix as a range on the primary key (LIKE would read every run)
             rows = self.db.execute(
-                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id", (run_ref, run_ref + "%")
+                "SELECT * FROM runs WHERE id >= ? AND id < ? ORDER BY id", (run_ref, run_ref + "\U0010ffff")
             ).fetchall()
             exact = [r for r in rows if r["id"] == run_ref]
             rows = exact or rows
@@ -312,12 +322,12 @@ class Store:
                 db.execute(
                     "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
                     " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
-                    " clat, clat_bins, jobs, errors, notes, created, repeat)"
+                    " clat, clat_bins_z, jobs, errors, notes, created, repeat)"
                     " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (run_id, job_key, workload, target, host, group.engine, group.engine_version,
                      d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
-                     json.dumps(d.clat.to_json()) if d.clat else None,
-                     json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
+                     json.dumps(d.clat.to_json(), separators=(",", ":")) if d.clat else None,
+                     _packed_bins(d.clat.bins) if d.clat and d.clat.bins else None,
                      group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
                 )
 
@@ -344,12 +354,57 @@ class Store:
             out[row["testbed"]].append(_stored(row))
         return out
 
+    def histograms(self, run_id: str) -> dict[int, dict[int, int]]:
+        """Latency histograms (bin -> count) by result id: gzip'd JSON, or plain JSON in rows
+        written before schema 3."""
+        rows = self.db.execute("SELECT id, clat_bins, clat_bins_z FROM results WHERE run_id = ?"
+                               " AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)", (run_id,))
+        out = {}
+        for rid, plain, packed in rows.fetchall():
+            text = gzip.decompress(packed).decode() if packed is not None else plain
+            out[rid] = {int(k): int(v) for k, v in json.loads(text).items()}
+        return out
+
+    def baseline_results(self, run_id: str, testbed: str | None, since: str, until: str,
+                         runs: int) -> list[tuple[str, list[StoredResult]]]:
+        """The newest ``runs`` completed, not rejected runs of ``testbed`` between ``since`` and
+        ``until`` (ISO times), newest first, each with its results of that testbed; selected in
+        SQL through indexes, so the time does not grow with the store."""
+        picked = self.db.execute(
+            "SELECT r.id FROM runs r WHERE r.id != ? AND r.status = 'completed'"
+            " AND r.started >= ? AND r.started <= ? AND (r.accepted IS NULL OR r.accepted != 0)"
+            " AND EXISTS (SELECT 1 FROM jobs j WHERE j.testbed IS ? AND j.run_id = r.id)"
+            " ORDER BY r.started DESC, r.id DESC LIMIT ?", (run_id, since, until, testbed, runs),
+        ).fetchall()
+        out = []
+        for (rid,) in picked:
+            rows = self.db.execute(
+                "SELECT r.*, j.base_key AS base_key, j.params AS params, j.testbed AS testbed"
+                " FROM jobs j JOIN results r ON r.run_id = j.run_id AND r.job_key = j.key"
+                " WHERE j.run_id = ? AND j.testbed IS ? ORDER BY j.seq, r.id", (rid, testbed),
+            ).fetchall()
+            out.append((rid, [_stored(row) for row in rows]))
+        return out
+
+    def job_seen(self, run_id: str, base_key: str, since: str, until: str) -> bool:
+        """Whether a completed, not rejected run in the window has a job ``base_key`` (any testbed)."""
+        return self.db.execute(
+            "SELECT 1 FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.base_key = ? AND r.id != ?"
+            " AND r.status = 'completed' AND r.started >= ? AND r.started <= ?"
+            " AND (r.accepted IS NULL OR r.accepted != 0) LIMIT 1", (base_key, run_id, since, until),
+        ).fetchone() is not None
+
     def set_verdict(self, run_id: str, verdict: str, accepted: bool | None) -> None:
         self.update_run(run_id, verdict=verdict, accepted=None if accepted is None else int(accepted))
 
     def result_keys(self, run_id: str) -> set[str]:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
         return {r[0] for r in rows.fetchall()}
+
+
+def _packed_bins(bins: dict[int, int]) -> bytes:
+    """A histogram as gzip'd compact JSON: a tenth of its JSON text."""
+    return gzip.compress(json.dumps(bins, separators=(",", ":")).encode(), compresslevel=6, mtime=0)
 
 
 def _stored(row: sqlite3.Row) -> StoredResult:
