@@ -17,7 +17,7 @@ def compress(path: Path) -> Path:
     if not path.exists():
         return path
     packed = path.with_name(path.name + ".gz")
-    with open(path, "rb") as src, gzip.open(packed, "wb", compresslevel=6) as dst:
+    with open(path, "rb") as src, gzip.open(packed, "wb", compresslevel=1) as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     path.unlink()
     return packed
@@ -26,7 +26,7 @@ def compress(path: Path) -> Path:
 def keep_copy(src: Path, folder: Path) -> Path:
     """A gzip-compressed copy of ``src`` in ``folder`` (``NAME.gz``)."""
     packed = folder / (src.name + ".gz")
-    with open(src, "rb") as fh, gzip.open(packed, "wb", compresslevel=6) as dst:
+    with open(src, "rb") as fh, gzip.open(packed, "wb", compresslevel=1) as dst:
         shutil.copyfileobj(fh, dst, 1 << 20)
     return packed
 
