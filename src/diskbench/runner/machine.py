@@ -86,8 +86,9 @@ class MachineWork:
         facts = platform.host_facts(ex)
         for name in dict.fromkeys(j.engine for j in self.jobs):
             engine = registry.engines.get(name)
-            version = engine.ensure(ex, platform, install=host.install_fio if host else False,
-                                    host=self.machine, line=self.ui.line)
+            known = self.runner.local_versions.get(name) if self.jobs[0].provider == LOCAL else None
+            version = known or engine.ensure(ex, platform, install=host.install_fio if host else False,
+                                             host=self.machine, line=self.ui.line)
             self.versions[name] = version
             facts[f"{name}_version"] = version
         for provider in registry.providers.all():
