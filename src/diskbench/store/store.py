@@ -94,7 +94,8 @@ MIGRATIONS: list[str] = [
     # 3: baselines selected in SQL (gate, history); latency histograms gzip-compressed (new rows
     # fill clat_bins_z and leave clat_bins NULL; older rows keep their JSON and stay readable)
     """
-    CREATE INDEX runs_started ON runs(status, started);
+    CREATE INDEX runs_started ON runs(status, started, id);
+    CREATE INDEX runs_newest ON runs(started, id);
     CREATE INDEX jobs_testbed_run ON jobs(testbed, run_id);
     CREATE INDEX jobs_base_key ON jobs(base_key, run_id);
     ALTER TABLE results ADD COLUMN clat_bins_z BLOB;
