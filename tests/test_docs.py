@@ -32,6 +32,10 @@ def test_ci_runs_the_readme_test_command() -> None:
     assert test_command in ci.splitlines()
     for package in ("fio", "openssh-server", "mdadm", "xfsprogs"):
         assert package in ci
+    ci_packages = re.search(r"apt-get install -y -qq (.*?) >/dev/null", ci, re.S)
+    assert ci_packages is not None
+    readme_packages = _blocks()[1].split("apt-get install -y ")[1].split(" && ")[0].split()
+    assert sorted(ci_packages[1].replace("\\\n", " ").split()) == sorted(readme_packages)
 
 
 def test_every_command_is_documented() -> None:

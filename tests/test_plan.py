@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from diskbench.errors import ProfileError
 from diskbench.plan import build_plan
 from diskbench.profile import LoadedProfile, load_profile, parse_profile
 
@@ -42,7 +45,7 @@ def test_host_targets_filter_workloads_and_machines_run_in_parallel() -> None:
 def test_e8_family_plans_every_seed_machine() -> None:
     plan = build_plan(load_profile("e8-family"))
     sizes = {j.machine_spec["size"] for j in plan.jobs if j.machine_spec}
-    assert sizes == {"Standard_E8as_v4", "Standard_E8ds_v4", "Standard_E8s_v4", "Standard_L8s_v2"}
+    assert sizes == {"Standard_E8as_v4", "Standard_E8ds_v4", "Standard_E8_v4", "Standard_L8s_v2"}
     assert len(plan.jobs) == 14
 
 
@@ -51,7 +54,15 @@ def test_machine_with_named_targets_binds_workloads() -> None:
     by_target: dict[str, list[str]] = {}
     for j in plan.jobs:
         by_target.setdefault(j.target_label, []).append(j.workload.name)
-    assert by_target == {"nocache-writes": ["max-write", "throughput-64k"],
-                         "cache-reads": ["max-read", "throughput-64k"],
+    assert by_target == {"nocache-writes": ["max-write", "throughput-write-64k"],
+                         "cache-reads": ["max-read", "throughput-read-64k"],
                          "cache-reads+nocache-writes": ["mixed"]}  # fioreadwrite.ini: one run, both disks
     assert all(j.entry is not None and getattr(j.entry, "size", None) == "Standard_D8ds_v4" for j in plan.jobs)
+
+
+def test_machines_keeps_only_the_named_machines() -> None:
+    plan = build_plan(load_profile("e8-family"), machines=["l8s-v2-nvme", "e8ds-v4-temp"])
+    assert [(j.machine, j.workload.name) for j in plan.jobs] == [
+        ("e8ds-v4-temp", "sync"), ("e8ds-v4-temp", "async"), ("l8s-v2-nvme", "sync"), ("l8s-v2-nvme", "async-nvme")]
+    with pytest.raises(ProfileError, match="has no machine or host 'nope'"):
+        build_plan(load_profile("e8-family"), machines=["nope"])

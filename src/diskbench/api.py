@@ -80,10 +80,11 @@ def load_profile(name_or_path: str, overrides: dict[str, Any] | list[str] | None
     return load(name_or_path, overrides or ())
 
 
-def run(profile: LoadedProfile | str, *, workloads: list[str] | None = None, store: Recorder | None = None,
+def run(profile: LoadedProfile | str, *, workloads: list[str] | None = None, machines: list[str] | None = None,
+        store: Recorder | None = None,
         progress: Progress | None = None, target_dir: str | None = None, repeats: int | None = None,
         **options: Any) -> Results:
-    """Run ``profile`` (or only ``workloads`` of it) and return its results.
+    """Run ``profile`` (or only ``workloads`` / ``machines`` of it) and return its results.
 
     Other keyword options are ``diskbench.runner.RunOptions`` fields (``hosts``, ``known_hosts``,
     ``provider_options`` ...). A run that did not complete raises ``DiskbenchError``; with a
@@ -94,9 +95,10 @@ def run(profile: LoadedProfile | str, *, workloads: list[str] | None = None, sto
     from .runner.recorder import MemoryRecorder
 
     loaded = load_profile(profile) if isinstance(profile, str) else profile
-    opts = RunOptions(target_dir=target_dir, repeats=repeats, workloads=workloads, **options)
+    opts = RunOptions(target_dir=target_dir, repeats=repeats, workloads=workloads, machines=machines, **options)
     plan = build_plan(loaded, target_dir=target_dir, hosts=opts.host_models() or None,
-                      destroy_data_on=opts.destroy_data_on, repeats=repeats, workloads=workloads)
+                      destroy_data_on=opts.destroy_data_on, repeats=repeats, workloads=workloads,
+                      machines=machines)
     recorder: Recorder = store if store is not None else MemoryRecorder()
     try:
         outcome = Runner(recorder, progress).start(plan, opts)

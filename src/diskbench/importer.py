@@ -97,11 +97,12 @@ def import_file(path: Path, *, store: Store | None, per_job: bool = False) -> Im
     store.create_run(profile=profile, profile_path=str(path.resolve()), profile_text=None,
                      options={"per_job": per_job}, origin="import", facts=facts, run_id=run_id)
     store.add_jobs(run_id, [{"key": g.name, "workload": g.name, "target": IMPORT_TARGET,
-                             "host": ",".join(g.hosts) or "imported"} for g in groups])
+                             "host": ",".join(g.hosts) or "imported", "params": g.declared} for g in groups])
     for g in groups:
         store.add_results(run_id, g.name, g, workload=g.name, target=IMPORT_TARGET,
                           host=",".join(g.hosts) or "imported")
-        store.update_job(run_id, g.name, status="failed" if g.errors else "done",
+        # a group with results is done even when one of its fio jobs failed (the run stays partial)
+        store.update_job(run_id, g.name, status="done" if g.directions else "failed",
                          finished=now_iso(), message="; ".join(g.errors) or None)
     assert copying is not None
     copying.result()  # kept (gzip'd) before the run counts as finished, to re-parse later

@@ -99,6 +99,7 @@ class GroupResult:
     hosts: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    declared: dict[str, Any] = field(default_factory=dict)  # the configuration an engine's output echoes
 
     def direction(self, name: str) -> DirectionResult | None:
         return next((d for d in self.directions if d.direction == name), None)

@@ -172,12 +172,14 @@ def _engine_of(job: PlannedJob) -> str:
 
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
-               repeats: int | None = None, workloads: list[str] | None = None) -> Plan:
+               repeats: int | None = None, workloads: list[str] | None = None,
+               machines: list[str] | None = None) -> Plan:
     """Expand a profile into units. ``hosts`` runs a profile without hosts on the given ones.
 
     Sweeps give one unit per value; repeats run the whole list N times, interleaved (all jobs
     once, then all again), so a slow drift of the disk spreads over every job alike.
-    ``workloads`` keeps only the named workloads.
+    ``workloads`` keeps only the named workloads, ``machines`` only the named machines and hosts
+    (to run one machine of a profile again, or a few at a time).
     """
     profile = loaded.profile
     plan = Plan(profile=loaded, destroy_data_on=[*profile.destroy_data_on, *(destroy_data_on or [])])
@@ -185,6 +187,11 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     if unknown:
         raise ProfileError(f"profile {profile.name!r} has no workload {', '.join(map(repr, unknown))}",
                            hint=f"its workloads: {', '.join(w.name for w in profile.workloads)}")
+    names = [m.name for m in profile.machine_entries] + [h.name for h in profile.hosts]
+    missing = sorted(set(machines or []) - set(names))
+    if missing:
+        raise ProfileError(f"profile {profile.name!r} has no machine or host {', '.join(map(repr, missing))}",
+                           hint=f"its machines and hosts: {', '.join(names) or 'none'}")
     resolved = {w.name: profile.expand(w) for w in profile.workloads if not workloads or w.name in workloads}
     once: list[PlannedJob] = []
 
@@ -213,11 +220,11 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     if hosts:
         target = dir_target(target_dir) if target_dir else profile.target
         hosts = [h.model_copy(update={"targets": {target.label: target}}) for h in hosts]
-    for host in hosts or profile.hosts:
+    for host in hosts or [h for h in profile.hosts if not machines or h.name in machines]:
         for target_name in host.targets:
             for name in host.workloads or list(resolved):
                 add(name, host.name, STATIC, dict(host.targets), target_name, host, platform=host.platform)
-    for machine in profile.machine_entries:
+    for machine in [m for m in profile.machine_entries if not machines or m.name in machines]:
         from . import registry
 
         provider = registry.providers.get(machine.provider)

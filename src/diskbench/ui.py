@@ -84,7 +84,8 @@ class UI:
         self.err.print(f"warning: {text}", markup=False, style="yellow", soft_wrap=True)
 
     def print(self, renderable: Any) -> None:
-        self.out.print(renderable)
+        # never crop a line to the terminal: a plain-text table that cannot fit overflows whole
+        self.out.print(renderable, crop=False)
 
     def write(self, text: str) -> None:
         """Machine-readable output, byte for byte (json, csv, markdown)."""

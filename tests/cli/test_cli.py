@@ -7,6 +7,8 @@ import io
 import json
 from pathlib import Path
 
+from diskbench.store import SCHEMA_VERSION, Store
+
 from ..conftest import diskbench, needs_fio
 
 
@@ -17,8 +19,8 @@ def test_run_show_runs_in_every_format(db: Path, tiny_profile: Path, workdir: Pa
     # plain progress lines (CI=true): one start and one done line per job
     assert "[1/2] rr on dir:" in out.stderr and "[2/2] rw-mix on dir:" in out.stderr
     assert out.stderr.count(": done, ") == 2
-    for head in ("workload", "dir", "IOPS", "MiB/s", "p50 µs", "p90 µs", "p95 µs", "p99 µs",
-                 "p99.9 µs", "p99.99 µs"):
+    for head in ("workload", "dir", "IOPS", "MiB/s", "p50", "p90", "p95", "p99",
+                 "p99.9", "p99.99", " µs"):
         assert head in out.stdout
     assert "rw-mix" in out.stdout and "total" in out.stdout
 
@@ -72,6 +74,13 @@ def test_import_per_job_no_store_and_errors(db: Path, fio_fixtures: Path) -> Non
     assert diskbench("runs", db=db).stdout.startswith("no runs in ")
 
 
+def test_partly_failed_import_lists_its_jobs_as_show_prints_them(db: Path, fio_fixtures: Path) -> None:
+    out = diskbench("import", str(fio_fixtures / "job-error-rc1.stdout.json"), db=db)
+    assert out.returncode == 0 and "ok+bad" in out.stdout and "job 'bad' failed" in out.stdout
+    listed = diskbench("runs", db=db).stdout
+    assert "partial" in listed and "1/1" in listed and "0/1" not in listed
+
+
 def test_import_of_noise_and_bad_files(db: Path, tmp_path: Path, fio_fixtures: Path) -> None:
     ok = diskbench("import", str(fio_fixtures / "normal-plus-json.stdout.txt"), "--no-store", db=db)
     assert ok.returncode == 0 and "randread-4k" in ok.stdout
@@ -95,13 +104,21 @@ def test_profiles_and_plans(db: Path) -> None:
     assert "4 job(s), expected" in plan.stdout and "seqread-64k" in plan.stdout
     e8 = diskbench("plan", "--profile", "e8-family", db=db)
     assert e8.returncode == 0 and "Standard_L8s_v2" in e8.stdout and "14 job(s)" in e8.stdout
-def test_doctor(db: Path) -> None:
-    out = diskbench("doctor", db=db)
-    assert "python" in out.stdout and str(db) in out.stdout
+def test_doctor(db: Path, tmp_path: Path) -> None:
+    out = diskbench("doctor", db=db, env={"HOME": str(tmp_path), "SSH_AUTH_SOCK": ""})
+    assert "python" in out.stdout and str(db) in out.stdout and "not created yet" in out.stdout
+    # optional parts are shown with the fix, never a failure
+    for name in ("ssh key", "ssh agent", "azure", "chromium", "mdadm", "mkfs.xfs", "space"):
+        assert name in out.stdout, name
+    assert "absent  ssh key" in out.stdout and "ssh-keygen" in out.stdout
+    assert "absent  azure     no login found (not checked online" in out.stdout
     if "MISSING" in out.stdout:
         assert out.returncode == 1 and "apt-get install" in out.stdout
     else:
         assert out.returncode == 0 and "fio" in out.stdout
+    Store(db).close()
+    again = diskbench("doctor", db=db, env={"HOME": str(tmp_path)})
+    assert f"(schema version {SCHEMA_VERSION})" in again.stdout
 
 
 def test_bad_arguments_and_unknown_runs(db: Path) -> None:
@@ -112,6 +129,27 @@ def test_bad_arguments_and_unknown_runs(db: Path) -> None:
     assert missing.returncode == 2 and "Missing option '--profile'" in missing.stderr
     resume = diskbench("resume", "nope", db=db)
     assert resume.returncode == 1 and "Traceback" not in resume.stderr
+
+
+def test_unreachable_host_prints_no_empty_table(db: Path, tiny_profile: Path) -> None:
+    out = diskbench("run", "--profile", str(tiny_profile), "--host", "root@127.0.0.1:1", "--accept-new-host-key",
+                    db=db)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "cannot reach 127.0.0.1:1" in out.stderr and "has no results" in out.stderr
+
+
+def test_version_and_shell_completion(db: Path) -> None:
+    from diskbench import __version__
+
+    assert diskbench("--version", db=db).stdout.strip() == f"diskbench, version {__version__}"
+    script = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_source"})
+    assert script.returncode == 0 and "_diskbench_completion" in script.stdout
+    words = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_complete", "COMP_WORDS": "diskbench ru",
+                                  "COMP_CWORD": "1"})
+    assert words.stdout.split() == ["plain,run", "plain,runs"]
+    sub = diskbench(db=db, env={"_DISKBENCH_COMPLETE": "bash_complete", "COMP_WORDS": "diskbench runs p",
+                                "COMP_CWORD": "2"})
+    assert "plain,prune" in sub.stdout.split()
 
 
 def test_store_errors_are_one_line_and_debug_shows_traceback(tmp_path: Path) -> None:

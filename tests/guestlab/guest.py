@@ -177,9 +177,10 @@ class Guest:
         """
         client = paramiko.SSHClient()
         line = host_key or self.host_key
-        entry = paramiko.hostkeys.HostKeyEntry.from_line(f"[{self.address}]:{self.port} {line}")
+        known = self.address if self.port == 22 else f"[{self.address}]:{self.port}"  # OpenSSH's spelling
+        entry = paramiko.hostkeys.HostKeyEntry.from_line(f"{known} {line}")
         assert entry is not None, f"not an OpenSSH public key line: {line!r}"
-        client.get_host_keys().add(f"[{self.address}]:{self.port}", entry.key.get_name(), entry.key)
+        client.get_host_keys().add(known, entry.key.get_name(), entry.key)
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
             client.connect(self.address, self.port, username=self.user, key_filename=str(self.key_file),

@@ -174,3 +174,20 @@ def test_set_errors_keep_the_files_lines_and_name_the_override(tmp_path: Path) -
     path.write_text("name: t\nworkloads:\n  - {name: a, rw: read}\n")
     with pytest.raises(ProfileError, match=r"p.yaml: --set workloads\[0\].iodepth=0: workloads\[0\].iodepth"):
         load_profile(str(path), ["workloads[0].iodepth=0"])
+
+
+def test_every_problem_at_once_with_its_line_and_a_suggestion(tmp_path: Path) -> None:
+    text = ("name: t\nworkloads:\n  - name: a\n    rw: randred\n    iodpeth: 4\n"
+            "  - name: b\n    rw: read\n    bs: 7q\n    numjob: 2\n")
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "bad.yaml")
+    lines = str(info.value).splitlines()
+    assert lines[0] == "bad.yaml: 4 problems:"
+    assert [ln.strip().split(": ")[0] for ln in lines[1:]] == ["bad.yaml:4", "bad.yaml:5", "bad.yaml:8", "bad.yaml:9"]
+    assert "(did you mean randread?)" in lines[1] and "unknown key 'iodpeth' (did you mean iodepth?)" in lines[2]
+    assert "'7q' is not a block size" in lines[3] and "(did you mean numjobs?)" in lines[4]
+    assert "more)" not in str(info.value)
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    out = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite")
+    assert out.returncode == 2 and out.stderr.count("did you mean") == 3 and "Traceback" not in out.stderr

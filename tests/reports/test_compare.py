@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from diskbench.store import Store
 
 from ..conftest import diskbench
@@ -22,11 +24,35 @@ def test_compare_marks_noise_and_significance(db: Path) -> None:
     assert rows[("local/scratch/a", "iops")]["significant"] == [False, True]
     assert rows[("local/scratch/b", "iops")]["significant"] == [False, False]
     assert rows[("local/scratch/a", "iops")]["samples"] == [3, 3]
-    table = diskbench("compare", a, b, db=db).stdout
-    assert "1.400 *" in table and "(noise)" in table
+    assert rows[("local/scratch/a", "iops")]["changes"][1] == pytest.approx(0.4)
+    assert rows[("local/scratch/a", "p99")]["better"] == "lower"
+    table = diskbench("compare", a, b, db=db, env={"COLUMNS": "80"}).stdout
+    assert "+40.0% better *" in table and " ~" in table and "IOPS ↑" in table and "p99 ↓" in table
+    assert table.count("local/scratch/a read") == 1  # one line per job, its metrics below it
+    assert max(len(line) for line in table.splitlines()) <= 80
     md = diskbench("compare", a, b, "--format", "markdown", db=db).stdout
-    assert md.startswith("| job | dir | metric | run 1 | run 2 | ratio 2/1 | n |")
-    assert "| 3/3 |" in md
+    assert md.startswith("| job | dir | metric | run 1 | run 2 | change 2/1 | n |")
+    assert "| 3/3 |" in md and "| 1,400 |" in md
+
+
+def test_compare_matches_jobs_by_configuration_when_names_differ(db: Path, tmp_path: Path,
+                                                                 fio_fixtures: Path) -> None:
+    """Two imports of hand-made fio files with different job names line up by rw, bs, iodepth."""
+    doc = json.loads((fio_fixtures / "randread-4k-qd16.json").read_text())
+    renamed = json.loads(json.dumps(doc))
+    for job in renamed["jobs"]:
+        job["jobname"] = "my-random-reads"
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(doc))
+    second.write_text(json.dumps(renamed))
+    ids = [json.loads(diskbench("import", str(f), "--format", "json", db=db).stdout)["run"]["id"]
+           for f in (first, second)]
+    out = json.loads(diskbench("compare", *ids, "--format", "json", db=db).stdout)
+    iops = [r for r in out["rows"] if r["metric"] == "iops"]
+    assert len(iops) == 1 and iops[0]["values"][0] == iops[0]["values"][1]
+    assert iops[0]["names"] == [doc["jobs"][0]["jobname"], "my-random-reads"]
+    table = diskbench("compare", *ids, db=db).stdout
+    assert "matched by configuration" in table and "+0.0% same" in table
 
 
 def test_compare_fail_on(db: Path) -> None:
@@ -48,5 +74,5 @@ def test_history(db: Path) -> None:
     out = diskbench("history", "--workload", "a", db=db)
     assert out.returncode == 0
     assert "local/scratch/a read" in out.stdout and "local/scratch/b" not in out.stdout
-    assert all(i in out.stdout for i in ids) and "1,002" in out.stdout
+    assert all(i in out.stdout for i in ids) and "1,002" in out.stdout and "400 µs" in out.stdout
     assert diskbench("history", "--workload", "zzz", db=db).returncode == 1

@@ -68,12 +68,16 @@ def test_regressed_exits_1_with_details_and_stays_out_of_baselines(db: Path) -> 
     run = add_run(store, 7, {"a": [800], "b": [501]})
     code, verdict, text = _gate(db, run)
     assert (code, verdict["verdict"]) == (1, "REGRESSED")
-    assert "REGRESSED: local/scratch/a read iops" in text
+    # units, the baseline median, the change, the limit and n: no bare 4.692e+04
+    line = ("REGRESSED: local/scratch/a read iops: 800 IOPS vs baseline median 1,005 IOPS "
+            "(-20.4%, limit 904 IOPS, n 6)")
+    assert line in text and "e+0" not in text
     failure = ET.parse(db.parent / "v.xml").getroot().find("testcase/failure")
-    assert failure is not None and "baseline median 1,005" not in failure.get("message", "")
-    assert "baseline median 1005" in failure.get("message", "") and "n 6" in failure.get("message", "")
+    assert failure is not None
+    assert failure.get("message") == line.split(": ", 2)[2] and failure.text == failure.get("message")
     md = (db.parent / "v.md").read_text()
-    assert "| local/scratch/a | read | iops | **REGRESSED** | 800 |" in md
+    assert ("| local/scratch/a | read | iops | **REGRESSED** | 800 IOPS | 1,005 IOPS | ▼ -20.4% | 904 IOPS | 6 |"
+            in md)
     assert Store(db).get_run(run)["accepted"] == 0
     # the suspect run is not a baseline for the next one, until accepted
     nxt = add_run(store, 8, {"a": [1001], "b": [500]})
@@ -112,6 +116,22 @@ def test_noisy_repeats_make_a_run_inconclusive(db: Path) -> None:
     _history(store)
     run = add_run(store, 7, {"a": [1000, 700, 1300], "b": [500, 501, 499]})
     assert _gate(db, run, "--strict")[1]["verdict"] == "INCONCLUSIVE"
+
+
+def test_a_run_noisier_than_the_threshold_is_inconclusive_not_regressed(db: Path) -> None:
+    """As the README says: IOPS CVs of 18.8% and 26.3% cannot show a 10% change either way."""
+    store = Store(db)
+    _history(store)
+    run = add_run(store, 7, {"a": [700, 1000, 650], "b": [300, 500, 280]})  # medians look 30-40% worse
+    code, verdict, text = _gate(db, run)
+    assert (code, verdict["verdict"]) == (0, "INCONCLUSIVE")
+    assert "REGRESSED" not in text and "this run's repeats vary by" in text and "n 3" in text
+    checks = {(c["job"], c["metric"]): c for c in verdict["checks"]}  # type: ignore[attr-defined]
+    assert checks[("local/scratch/a", "iops")]["run_cv"] > 0.10
+    assert _gate(db, run, "--strict")[0] == 4
+    # the same medians without the spread are a regression
+    steady = add_run(store, 8, {"a": [700, 700, 701], "b": [300, 301, 300]})
+    assert _gate(db, steady)[:2][0] == 1
 
 
 def test_infrastructure_failure_is_error_not_regression(db: Path) -> None:

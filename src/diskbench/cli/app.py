@@ -40,12 +40,13 @@ class App:
         return Store(self.db)
 
     def emit(self, fmt: str, run: dict[str, Any], results: list[Any]) -> None:
-        from rich.table import Table
-
         from ..reports.formats import format_results
 
+        if fmt == "table" and not results:  # no empty table header in front of the error that follows
+            self.ui.line(f"run {run['id']} ({run['status']}) has no results")
+            return
         out = format_results(fmt, run, results)
-        if isinstance(out, Table):
+        if not isinstance(out, str):
             self.ui.print(out)
             for note in sorted({n for r in results for n in r.notes}):
                 self.ui.line(f"note: {note}")
@@ -63,6 +64,8 @@ set_option = click.option("--set", "overrides", multiple=True, metavar="KEY.PATH
                           help="Override a profile value, e.g. defaults.runtime=5s (repeatable).")
 target_option = click.option("--target", "-t", "target", metavar="DIR",
                              help="Run in this existing directory instead of the profile's target.")
+machine_option = click.option("--machine", "-m", "machines", multiple=True, metavar="NAME",
+                              help="Only this machine or host of the profile (repeatable).")
 
 
 def apply(f: Callable[..., Any], options: list[Callable[[Any], Any]]) -> Callable[..., Any]:

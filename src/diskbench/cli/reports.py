@@ -75,36 +75,62 @@ def _fail_on(specs: tuple[str, ...]) -> dict[str, float]:
     return out
 
 
-def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow], fmt: str) -> None:
-    from rich.table import Table
+METRIC_LABELS = {"iops": "IOPS ↑", "bw": "MiB/s ↑", "p50": "p50 ↓", "p99": "p99 ↓"}
 
-    head = ["job", "dir", "metric"] + [f"run {i + 1}" for i in range(len(runs))] + [
-        f"ratio {i + 1}/1" for i in range(1, len(runs))] + ["n"]
-    body = []
-    labels = {"iops": "IOPS", "bw": "MiB/s", "p50": "p50 µs", "p99": "p99 µs"}
-    for r in rows:
-        scale = 1 / 1048576 if r.metric == "bw" else 1
-        vals = ["-" if v is None else f"{v * scale:,.1f}" for v in r.values]
-        ratios = []
-        for i in range(1, len(runs)):
-            ratio, sig = r.ratios[i], r.significant[i]
-            mark = "" if sig is None else (" *" if sig else " (noise)")
-            ratios.append("-" if ratio is None else f"{ratio:.3f}{mark}")
-        body.append([r.job, r.direction, labels.get(r.metric, r.metric), *vals, *ratios,
-                     "/".join(str(n) for n in r.samples)])
-    legend = ("* beyond twice the repeat noise (CV); (noise) within it; no mark: no repeats to judge. Runs: "
-              + ", ".join(f"{i + 1} = {runs[i]['id']}" for i in range(len(runs))))
+
+def _cell(metric: str, value: float | None) -> str:
+    from ..reports.textable import count, latency
+
+    if metric == "iops":
+        return count(value, 0)
+    if metric == "bw":
+        return count(None if value is None else value / 1048576, 1)
+    return latency(value)
+
+
+def _change(r: CompareRow, i: int) -> str:
+    """``+40.0% better *``: the change, which way is better for the metric, and the noise mark."""
+    change, sig = r.changes[i], r.significant[i]
+    if change is None:
+        return "-"
+    good = change > 0 if r.better == "higher" else change < 0
+    word = "same" if abs(change) < 0.0005 else ("better" if good else "worse")
+    mark = "" if sig is None else (" *" if sig else " ~")
+    return f"{change:+.1%} {word}{mark}"
+
+
+def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow], fmt: str) -> None:
+    from ..reports.textable import Col, TextTable
+
+    n_runs = len(runs)
+    legend = ("↑/↓ higher/lower is better; * beyond twice the repeat noise (the metric's CV over repeats), "
+              "~ within it (noise), no mark: no repeats to judge. Runs: "
+              + ", ".join(f"{i + 1} = {runs[i]['id']}" for i in range(n_runs)))
+    renamed = {f"{r.job}: " + ", ".join(f"run {i + 1} {n}" for i, n in enumerate(r.names) if n and n != r.job)
+               for r in rows if any(n and n != r.job for n in r.names)}
     if fmt == "markdown":
-        rule = "|" + "|".join("---" if i < 3 else "---:" for i in range(len(head))) + "|"
-        lines = ["| " + " | ".join(head) + " |", rule]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
-        app.ui.write("\n".join(lines) + "\n\n" + legend + "\n")
+        head = ["job", "dir", "metric"] + [f"run {i + 1}" for i in range(n_runs)] + [
+            f"change {i + 1}/1" for i in range(1, n_runs)] + ["n"]
+        lines = ["| " + " | ".join(head) + " |",
+                 "|" + "|".join("---" if i < 3 else "---:" for i in range(len(head))) + "|"]
+        lines += ["| " + " | ".join([r.job, r.direction, METRIC_LABELS.get(r.metric, r.metric),
+                                     *(_cell(r.metric, v) for v in r.values),
+                                     *(_change(r, i) for i in range(1, n_runs)),
+                                     "/".join(str(n) for n in r.samples)]) + " |" for r in rows]
+        notes = [legend] + [f"matched by configuration: {m}" for m in sorted(renamed)]
+        app.ui.write("\n".join(lines) + "\n\n" + "\n\n".join(notes) + "\n")
         return
-    table = Table(title="compare", title_justify="left", caption=legend, caption_justify="left")
-    for i, h in enumerate(head):
-        table.add_column(h, justify="left" if i < 3 else "right")
-    for row in body:
-        table.add_row(*row)
+    cols = [Col("metric", min_width=7)] + [Col(f"run {i + 1}", right=True) for i in range(n_runs)]
+    cols += [Col(f"change {i + 1}/1", right=True) for i in range(1, n_runs)] + [Col("n", right=True, drop=1)]
+    table = TextTable(cols, title="compare", caption=[legend] + [f"matched by configuration: {m}"
+                                                                  for m in sorted(renamed)])
+    last = None
+    for r in rows:
+        if (r.job, r.direction) != last:
+            last = (r.job, r.direction)
+            table.add_group(f"{r.job} {r.direction}")
+        table.add_row(METRIC_LABELS.get(r.metric, r.metric), *(_cell(r.metric, v) for v in r.values),
+                      *(_change(r, i) for i in range(1, n_runs)), "/".join(str(n) for n in r.samples))
     app.ui.print(table)
 
 
@@ -116,28 +142,22 @@ def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow],
 @pass_app
 def history_cmd(app: App, workload: str | None, target: str | None, last: int) -> None:
     """One job's values over time (the HTML report draws them as a line chart)."""
-    from rich.table import Table
-
     from ..errors import DiskbenchError
     from ..reports.compare import history
+    from ..reports.textable import Col, TextTable
 
     found = history(app.store(), workload=workload, target=target, last=last)
     if not found:
         raise DiskbenchError("no stored results match", hint="see `diskbench runs`")
     for (job, direction), points in found.items():
-        table = Table(title=f"{job} {direction}", title_justify="left")
-        for h in ("run", "started", "gate", "n", "IOPS", "MiB/s", "p50 µs", "p99 µs"):
-            table.add_column(h, justify="left" if h in ("run", "started", "gate") else "right")
+        table = TextTable([Col("run", min_width=20), Col("started", drop=2), Col("gate", shrink=True, drop=1),
+                           Col("n", right=True), Col("IOPS", right=True), Col("MiB/s", right=True),
+                           Col("p50", right=True), Col("p99", right=True)], title=f"{job} {direction}")
         for p in points:
             v = p.values
-            table.add_row(p.run_id, p.started, p.verdict or "-", str(p.n), _num(v["iops"], 0),
-                          _num(None if v["bw"] is None else v["bw"] / 1048576, 1), _num(v["p50"], 1),
-                          _num(v["p99"], 1))
+            table.add_row(p.run_id, p.started[:16].replace("T", " "), p.verdict or "-", p.n,
+                          *(_cell(m, v[m]) for m in ("iops", "bw", "p50", "p99")))
         app.ui.print(table)
-
-
-def _num(v: float | None, digits: int) -> str:
-    return "-" if v is None else f"{v:,.{digits}f}"
 
 
 @click.command("gate")
@@ -153,7 +173,7 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
              junit_file: str | None, md_file: str | None) -> None:
     """Gate a run against the last accepted runs of the same testbed (exit 0/1/3/4)."""
     from ..errors import DiskbenchError, Exit
-    from ..reports.gate import gate, load_policy, record, to_junit
+    from ..reports.gate import explain, gate, load_policy, record, to_junit
     from ..reports.gate import to_markdown as gate_markdown
 
     try:
@@ -174,10 +194,10 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
     for c in result.checks:
         counts[c.verdict] = counts.get(c.verdict, 0) + 1
     detail = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    app.ui.print(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})")
+    app.ui.write(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})\n")
     for c in result.checks:
         if c.verdict in ("REGRESSED", "ERROR", "INCONCLUSIVE"):
-            app.ui.print(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {c.reason}")
+            app.ui.write(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {explain(c)}\n")
     code = result.exit_code(strict)
     if code:
         sys.exit(code)

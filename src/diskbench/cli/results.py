@@ -4,33 +4,99 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
 from .app import App, format_option, pass_app
 
 
-@click.command()
+@click.group(invoke_without_command=True)
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
-@pass_app
-def runs(app: App, limit: int) -> None:
-    """List stored runs, newest first."""
-    from rich.table import Table
+@click.pass_context
+def runs(ctx: click.Context, limit: int) -> None:
+    """List stored runs, newest first; `runs delete` and `runs prune` tidy the store."""
+    if ctx.invoked_subcommand is None:
+        _list_runs(ctx.obj, limit)
+
+
+def _list_runs(app: App, limit: int) -> None:
+    from ..reports.textable import Col, TextTable
 
     store = app.store()
     listed = store.list_runs(limit)
     if not listed:
-        app.ui.print(f"no runs in {store.path} yet; start one with `diskbench run --profile local`")
+        app.ui.write(f"no runs in {store.path} yet; start one with `diskbench run --profile local`\n")
         return
-    table = Table(title=f"runs in {store.path}", title_justify="left")
-    for head in ("id", "profile", "origin", "started", "status", "jobs", "host"):
-        table.add_column(head)
+    table = TextTable([Col("id", min_width=20), Col("profile", shrink=True), Col("origin", drop=2),
+                       Col("started", drop=1), Col("status"), Col("jobs", right=True),
+                       Col("host", shrink=True)], title=f"runs in {store.path}")
     for r in listed:
         counts = r["job_counts"]
         jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
-        table.add_row(r["id"], r["profile"], r["origin"], r["started"], r["status"], jobs,
+        table.add_row(r["id"], r["profile"], r["origin"], r["started"][:16].replace("T", " "), r["status"], jobs,
                       str(r["facts"].get("hostname", "-")))
     app.ui.print(table)
+
+
+def _tidy(app: App, decisions: list[Any], dry_run: bool) -> int:
+    """Say what goes and what stays (and why); delete unless ``dry_run``. Returns how many stayed."""
+    from ..tidy import apply
+    from ..units import human_bytes
+
+    verb = "would delete" if dry_run else "deleted"
+    if not dry_run:
+        apply(app.store(), decisions)
+    for d in decisions:
+        run = d.run
+        what = f"{run['id']} ({run['profile']}, {run['status']}, {run['started'][:16].replace('T', ' ')})"
+        app.ui.write(f"{verb} {what}, artifacts {human_bytes(d.bytes)}\n" if d.delete
+                     else f"kept {what}: {d.why}\n")
+    gone = [d for d in decisions if d.delete]
+    app.ui.write(f"{len(gone)} run(s) {verb}, {human_bytes(sum(d.bytes for d in gone))} of artifacts"
+                 f"{'; nothing was changed (--dry-run)' if dry_run else ''}\n")
+    return len(decisions) - len(gone)
+
+
+dry_run_option = click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+force_option = click.option("--force", is_flag=True, help="Also delete runs the gate uses as baselines.")
+
+
+@runs.command("delete")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@dry_run_option
+@force_option
+@pass_app
+def runs_delete(app: App, run_ids: tuple[str, ...], dry_run: bool, force: bool) -> None:
+    """Delete runs with their results and artifacts (never a running one)."""
+    from ..errors import DiskbenchError
+    from ..tidy import decide
+
+    store = app.store()
+    runs_ = list({r["id"]: r for r in (store.get_run(ref) for ref in run_ids)}.values())
+    kept = _tidy(app, [decide(store, r, force) for r in runs_], dry_run)
+    if kept:
+        raise DiskbenchError(f"{kept} run(s) kept; see above")
+
+
+@runs.command("prune")
+@click.option("--failed", is_flag=True, help="Runs that failed, were interrupted or are partial.")
+@click.option("--older-than", "older_than", metavar="AGE", help="Runs started longer ago than AGE (e.g. 30d).")
+@dry_run_option
+@force_option
+@pass_app
+def runs_prune(app: App, failed: bool, older_than: str | None, dry_run: bool, force: bool) -> None:
+    """Delete the runs that match every filter given, with their artifacts."""
+    from ..tidy import select
+    from ..units import parse_duration
+
+    if not failed and not older_than:
+        raise click.UsageError("say what to prune: --failed, --older-than AGE, or both")
+    try:
+        age = parse_duration(older_than) if older_than else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--older-than") from None
+    _tidy(app, select(app.store(), failed=failed, older_than_s=age, force=force), dry_run)
 
 
 @click.command()
@@ -92,18 +158,19 @@ def profile_schema(app: App) -> None:
 
 
 @click.command()
+@click.option("--online", is_flag=True, help="Also check cloud logins over the network.")
 @pass_app
-def doctor(app: App) -> None:
+def doctor(app: App, online: bool) -> None:
     """Say what is installed and what is missing, with the command that fixes it."""
     from ..doctor import checks
     from ..errors import DiskbenchError
     from ..executors.local import LocalExecutor
 
     missing = 0
-    for check in checks(LocalExecutor(), app.db):
-        mark = "ok     " if check.ok else "MISSING"
+    for check in checks(LocalExecutor(), app.db, online):
+        mark = "ok     " if check.ok else "absent " if check.optional else "MISSING"
         fix = f"  -> {check.fix}" if check.fix else ""
-        app.ui.print(f"{mark} {check.name:8} {check.detail}{fix}")
-        missing += not check.ok
+        app.ui.write(f"{mark} {check.name:9} {check.detail}{fix}\n")
+        missing += not check.ok and not check.optional
     if missing:
         raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")

@@ -10,7 +10,16 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from .app import App, apply, format_option, pass_app, profile_option, set_option, target_option
+from .app import (
+    App,
+    apply,
+    format_option,
+    machine_option,
+    pass_app,
+    profile_option,
+    set_option,
+    target_option,
+)
 
 if TYPE_CHECKING:
     from ..plan import Plan
@@ -91,14 +100,17 @@ def _target(target: str | None) -> str | None:
 @click.option("--host", "-H", "destinations", metavar="USER@ADDR[:PORT]", multiple=True,
               help="Run a profile without hosts on these SSH hosts (repeatable).")
 @click.option("--workload", "-w", "workloads", multiple=True, metavar="NAME", help="Only this workload (repeatable).")
+@machine_option
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
+@click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
 @provider_options
 @remote_options
 @format_option
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
-        workloads: tuple[str, ...], repeats: int | None, keep: bool, key_file: str | None, sudo: bool,
+        workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
+        key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -109,11 +121,17 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
-    options.workloads = list(workloads) or None
+    options.keep_files = keep_files
+    options.workloads, options.machines = list(workloads) or None, list(machines) or None
     loaded = load_profile(profile, overrides)
     _preflight(app, loaded.profile)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
-                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads)
+                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads,
+                      machines=options.machines)
+    from ..advice import stability_warnings
+
+    for warning in stability_warnings(plan):
+        app.ui.warn(warning)
     store = app.store()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
     outcome = Runner(store, app.ui).start(plan, options)
@@ -178,32 +196,39 @@ def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) 
 @profile_option
 @set_option
 @target_option
+@machine_option
 @click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
 @pass_app
-def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, refresh_prices: bool) -> None:
+def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, machines: tuple[str, ...],
+         refresh_prices: bool) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
-    from rich.table import Table
-
     from .. import registry
     from ..plan import build_plan
     from ..profile import load_profile
+    from ..reports.textable import Col, TextTable
     from ..units import human_seconds
 
-    p = build_plan(load_profile(profile, overrides), target_dir=_target(target))
+    p = build_plan(load_profile(profile, overrides), target_dir=_target(target), machines=list(machines) or None)
     created = {m.name: m for m in p.profile.profile.machine_entries}
-    table = Table(title=f"profile {p.profile.profile.name}: {p.profile.profile.description}",
-                  title_justify="left")
-    heads = ["#", "machine"] + (["vm size", "storage"] if created else []) + [
-        "target", "workload", "rw", "bs", "iodepth", "numjobs", "size", "runtime", "expected"]
-    for head in heads:
-        table.add_column(head)
-    for j in p.jobs:
+    table = TextTable([Col("#", right=True, min_width=2), Col("workload", shrink=True, min_width=8),
+                       Col("rw"), Col("bs", right=True), Col("iodepth", right=True), Col("numjobs", right=True),
+                       Col("size", right=True), Col("runtime", right=True), Col("expected", right=True)],
+                      title=f"profile {p.profile.profile.name}: {p.profile.profile.description}")
+    described: set[str] = set()
+    last: tuple[str, str] | None = None
+    for j in p.jobs:  # one line per machine (its storage said once) and target, then its jobs
+        if (j.machine, j.target_label) != last:
+            last = (j.machine, j.target_label)
+            label = f"{j.machine} · {j.target_label}"
+            if created and j.machine not in described:
+                described.add(j.machine)
+                size, storage = registry.providers.get(j.provider).describe(created[j.machine])
+                label = f"{j.machine} ({size}; {storage}) · {j.target_label}"
+            table.add_group(label)
         w = j.workload
-        vm = list(registry.providers.get(j.provider).describe(created[j.machine])) if created else []
-        table.add_row(str(j.seq + 1), j.machine, *vm, j.target_label, w.name, str(w.rw), str(w.bs),
-                      str(w.iodepth), str(w.numjobs), str(w.size), str(w.runtime),
-                      human_seconds(j.expected_s))
-    table.caption = f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}"
+        declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, w.runtime)
+        table.add_row(j.seq + 1, w.name, *("-" if v is None else v for v in declared), human_seconds(j.expected_s))
+    table.caption.append(f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}")
     app.ui.print(table)
     if created:
         _costs(app, p, refresh_prices)
@@ -212,18 +237,16 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
 
 def _costs(app: App, p: Plan, refresh: bool) -> None:
     """Machine-minutes and estimated cost per machine, under the plan table."""
-    from rich.table import Table
-
     from .. import registry
+    from ..reports.textable import Col, TextTable
 
     for name in p.providers():
         costs, source = registry.providers.get(name).costs(p, refresh=refresh, line=app.ui.line)
         if not costs:
             continue
-        table = Table(title="machines and estimated cost", title_justify="left", caption=source,
-                      caption_justify="left")
-        for head in ("machine", "size", "VM-minutes", "estimate USD", "note"):
-            table.add_column(head, justify="right" if head in ("VM-minutes", "estimate USD") else "left")
+        table = TextTable([Col("machine", shrink=True), Col("size", shrink=True), Col("VM-minutes", right=True),
+                           Col("estimate USD", right=True), Col("note", shrink=True)],
+                          title="machines and estimated cost", caption=[source])
         total = 0.0
         for c in costs:
             total += c.usd or 0.0
@@ -268,13 +291,20 @@ def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
     p = build_plan(load_profile(profile), target_dir=_target(target))
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    placeholder = False
     for job in p.jobs:
         engine = registry.engines.get(job.engine)
-        places = [Place(part.workload, part.target_label, getattr(part.target, "dir", None) or "./diskbench-scratch")
-                  for part in job.parts]
+        places = []
+        for part in job.parts:
+            directory = getattr(part.target, "dir", None)
+            placeholder |= directory is None
+            places.append(Place(part.workload, part.target_label, directory or "${DISKBENCH_TARGET}"))
         path = folder / f"{job.seq:02d}-{job.slug}{engine.job_suffix}"
-        path.write_text(engine.render(job, places), encoding="utf-8")
+        path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
         app.ui.line(str(path))
+    if placeholder:
+        app.ui.line(f"run them in {folder} as their first comment says, with DISKBENCH_TARGET set to an "
+                    "existing directory on the disk to measure")
 
 
 @click.command()

@@ -151,6 +151,11 @@ class Engine(ABC):
         """The job file without what changes from run to run (comments, paths): for testbed keys."""
         return rendered
 
+    def data_file(self, name: str, workloads: list[str]) -> bool:
+        """Whether a file ``name`` in a target directory is one this engine lays out for these
+        workloads (so a run can remove what it wrote, and only that)."""
+        return False
+
     def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
         from ..doctor import Check
 

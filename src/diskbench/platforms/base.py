@@ -162,6 +162,13 @@ class Platform(ABC):
     def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
         """Install a package with the host's package manager (or explain why not)."""
 
+    def list_files(self, ex: Executor, path: str) -> dict[str, int] | None:
+        """Regular files directly in ``path`` with their sizes (None: this platform cannot say)."""
+        return None
+
+    def remove_files(self, ex: Executor, path: str, names: list[str]) -> None:  # noqa: B027 - optional hook
+        """Remove these files from ``path`` (names as ``list_files`` gave them)."""
+
     def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
         """Remove a run's workspace, and the root too when nothing else is left in it."""
         self.remove_tree(ex, path)

@@ -141,24 +141,63 @@ def user_loc(loc: tuple[Any, ...] | list[Any]) -> list[Any]:
 
 def _profile_error(exc: ValidationError, root: yaml.Node | None, filename: str,
                    overridden: dict[tuple[Any, ...], str]) -> ProfileError:
-    errors = exc.errors()
-    first = errors[0]
-    loc = user_loc(first["loc"])
+    """Every problem at once, each with its line and key path (one line when there is one)."""
+    problems: list[str] = []
+    seen: set[str] = set()
+    for error in exc.errors():
+        loc = user_loc(error["loc"])
+        key = format_key_path(loc)
+        if key in seen:  # a union reports each alternative; the first says it
+            continue
+        seen.add(key)
+        problems.append(_problem(error, loc, root, filename, overridden))
+    if len(problems) == 1:
+        return ProfileError(problems[0])
+    return ProfileError(f"{filename}: {len(problems)} problems:\n  " + "\n  ".join(problems))
+
+
+def _problem(error: Any, loc: list[Any], root: yaml.Node | None, filename: str,
+             overridden: dict[tuple[Any, ...], str]) -> str:
     path = format_key_path(loc)
-    msg = first["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    if first["type"] == "extra_forbidden":
-        msg = f"unknown key {loc[-1]!r}"
+    msg = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    if error["type"] == "extra_forbidden":
+        msg = f"unknown key {loc[-1]!r}" + _did_you_mean(str(loc[-1]), _known_keys())
         path = format_key_path(loc[:-1]) or "(top level)"
-    elif first["type"] == "missing":
+    elif error["type"] == "missing":
         msg = f"required key {loc[-1]!r} is missing"
         path = format_key_path(loc[:-1]) or "(top level)"
-    elif first["type"] == "literal_error":
-        msg = f"{first.get('input')!r} is not allowed: {msg}"
-    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    elif error["type"] == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
+        msg = f"{error.get('input')!r} is not allowed: {msg}" + _did_you_mean(str(error.get("input")), allowed)
     spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
     line = None if spec else _line_of(root, loc)
     where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
-    return ProfileError(f"{where}: {path}: {msg}{more}" if path else f"{where}: {msg}{more}")
+    return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
+
+
+def _did_you_mean(word: str, known: list[str] | set[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+_KNOWN: set[str] = set()
+
+
+def _known_keys() -> set[str]:
+    """Every key the profile format knows, for suggestions (read from its own JSON Schema)."""
+    if not _KNOWN:
+        def walk(node: Any) -> None:
+            if isinstance(node, dict):
+                _KNOWN.update(k for k in (node.get("properties") or {}) if isinstance(k, str))
+                for value in node.values():
+                    walk(value)
+            elif isinstance(node, list):
+                for value in node:
+                    walk(value)
+        walk(Profile.model_json_schema())
+    return _KNOWN
 
 
 def format_key_path(loc: list[Any] | tuple[Any, ...]) -> str:

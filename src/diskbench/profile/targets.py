@@ -74,7 +74,8 @@ class _DeviceBase(_Base):
 
 class _ArrayBase(_DeviceBase):
     raid: Literal[0] | None = Field(None, description="RAID level of several devices: 0 (striped), the only one")
-    chunk: str | None = Field(None, description="RAID0 chunk size, e.g. 64k (default 512k)")
+    chunk: str | None = Field(None, description="RAID0 chunk size (default 64k for luns:, "
+                                 "mdadm's 512k for NVMe and devices)")
 
     @field_validator("chunk")
     @classmethod

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ..doctor import Check
     from ..executors.base import Executor
     from ..executors.hostkeys import HostKeyTrust
     from ..plan import Plan, PlannedJob
@@ -119,6 +120,10 @@ class Provider(ABC):
 
     def offline_problems(self, machines: list[MachineBase]) -> list[Problem]:
         """Checks that need no login: every problem at once, nothing created."""
+        return []
+
+    def doctor(self, online: bool) -> list[Check]:
+        """``diskbench doctor`` lines for this provider (credentials); the network only if ``online``."""
         return []
 
     def describe(self, machine: MachineBase) -> tuple[str, str]:

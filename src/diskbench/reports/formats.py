@@ -8,11 +8,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from rich.table import Table
-
-from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
+from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
 from .stats import Summary, summarize
+from .textable import Col, TextTable, count, latency
 
 SCHEMA = "diskbench.results/1"
 FORMATS = ("table", "json", "markdown", "csv")
@@ -26,9 +25,9 @@ def result_json(r: StoredResult) -> dict[str, Any]:
     out = {
         "job": r.job_key, "workload": r.workload, "target": r.target, "host": r.host,
         "engine": r.engine, "engine_version": r.engine_version, "jobs": r.jobs, "repeat": r.repeat,
-        "direction": d.direction, "iops": d.iops, "bw_bytes_per_s": d.bw_bytes_per_s,
-        "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": d.runtime_s,
-        "clat_us": d.clat.to_json() if d.clat else None,
+        "direction": d.direction, "iops": _r(d.iops, 6), "bw_bytes_per_s": _r(d.bw_bytes_per_s, 3),
+        "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": _r(d.runtime_s, 3),
+        "clat_us": _clat_json(d.clat) if d.clat else None,
         "errors": r.errors, "notes": r.notes,
     }
     if isinstance(r, Summary):
@@ -36,6 +35,19 @@ def result_json(r: StoredResult) -> dict[str, Any]:
         del out["repeat"]
     if r.params.get("sweep"):
         out["sweep"] = r.params["sweep"]
+    return out
+
+
+def _r(value: float, digits: int) -> float:
+    """A float rounded to what was measured (fio counts ns and ms): no ``741.3760000000001``."""
+    return round(value, digits) if isinstance(value, float) else value
+
+
+def _clat_json(clat: Latency) -> dict[str, Any]:
+    out = clat.to_json()
+    for k, v in out.items():
+        if isinstance(v, float):
+            out[k] = _r(v, 6 if k in ("mean", "stdev") else 3)  # µs from ns; fio's means carry decimals
     return out
 
 
@@ -52,9 +64,7 @@ def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
-    if value is None:
-        return "-"
-    return f"{value:,.{digits}f}"
+    return count(value, digits)
 
 
 def _has_repeats(rows: Sequence[StoredResult]) -> bool:
@@ -68,15 +78,19 @@ def _columns(results: Sequence[StoredResult]) -> tuple[bool, bool]:
     return many_targets, inexact
 
 
+def _where(r: StoredResult) -> str:
+    return r.target if r.host in NOT_REMOTE else f"{r.host}:{r.target}"
+
+
 def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]:
     d = r.result
     pct = d.clat.percentiles if d.clat else {}
     row = [r.workload]
     if with_target:
-        row.append(r.target if r.host in NOT_REMOTE else f"{r.host}:{r.target}")
+        row.append(_where(r))
     mark = "" if not d.clat or d.clat.exact else "~"
     row += [d.direction, _fmt(d.iops, 0), _fmt(d.bw_bytes_per_s / MIB, 1)]
-    row += [mark + _fmt(pct.get(pkey(p))) for p in TABLE_PERCENTILES]
+    row += [mark + latency(pct.get(pkey(p))) for p in TABLE_PERCENTILES]
     if repeats and isinstance(r, Summary):
         row += [str(r.n), "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%"]
     return row
@@ -84,7 +98,12 @@ def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]
 
 def _headers(with_target: bool, repeats: bool = False) -> list[str]:
     head = ["workload"] + (["target"] if with_target else []) + ["dir", "IOPS", "MiB/s"]
-    return head + [f"{pkey(p)} µs" for p in TABLE_PERCENTILES] + (["n", "IOPS cv"] if repeats else [])
+    return head + [pkey(p) for p in TABLE_PERCENTILES] + (["n", "IOPS cv"] if repeats else [])
+
+
+# Which percentiles give way first when a table does not fit (higher drops first): p95 and p90
+# sit between p50 and p99 and add least; p99.99 is the least stable of the tail.
+DROP_ORDER = {"p95": 3, "p90": 2, "p99.99": 1}
 
 
 def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
@@ -95,22 +114,27 @@ def _title(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     return f"run {run['id']} · {run['profile']} · {run['status']} · {host}{where}"
 
 
-def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> Table:
+def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
+    """Rows grouped under one line per machine and target; latencies with their unit."""
     rows = summarize(results)
-    with_target, inexact = _columns(rows)
+    grouped, inexact = _columns(rows)
     repeats = _has_repeats(rows)
-    table = Table(title=_title(run, results), title_justify="left")
-    for i, head in enumerate(_headers(with_target, repeats)):
-        table.add_column(head, justify="left" if i < 2 + with_target else "right")
-    for r in rows:
-        table.add_row(*_row(r, with_target, repeats))
-    captions = []
+    cols = [Col("workload", shrink=True, min_width=8), Col("dir", min_width=3), Col("IOPS", right=True),
+            Col("MiB/s", right=True)]
+    cols += [Col(pkey(p), right=True, drop=DROP_ORDER.get(pkey(p), 0)) for p in TABLE_PERCENTILES]
+    if repeats:
+        cols += [Col("n", right=True), Col("IOPS cv", right=True)]
+    table = TextTable(cols, title=_title(run, results), more="a wider terminal or --format csv shows them")
+    last: str | None = None
+    for r in sorted(rows, key=lambda r: (r.host, r.target)) if grouped else rows:
+        if grouped and _where(r) != last:
+            last = _where(r)
+            table.add_group(last)
+        cells = _row(r, False, repeats)
+        table.add_row(*cells)
     if inexact:
-        captions.append("~ percentiles not merged exactly (no latency bins in the fio output)")
-    captions += sorted({e for r in results for e in r.errors})
-    if captions:
-        table.caption = "\n".join(captions)
-        table.caption_justify = "left"
+        table.caption.append("~ percentiles not merged exactly (no latency bins in the fio output)")
+    table.caption += sorted({e for r in results for e in r.errors})
     return table
 
 
@@ -145,16 +169,17 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     for r in results:
         d, c = r.result, r.result.clat
         row: list[Any] = [run["id"], r.group_key, r.repeat, r.workload, r.target, r.host, r.engine,
-                          r.engine_version, d.direction, d.iops, d.bw_bytes_per_s, d.ios,
-                          d.io_bytes, d.runtime_s]
-        row += [c.min, c.mean, c.max, c.stdev, c.samples] if c else [""] * 5
-        row += [c.percentiles.get(pkey(p), "") if c else "" for p in PERCENTILES]
+                          r.engine_version, d.direction, _r(d.iops, 6), _r(d.bw_bytes_per_s, 3), d.ios,
+                          d.io_bytes, _r(d.runtime_s, 3)]
+        cj = _clat_json(c) if c else {}
+        row += [cj[k] for k in ("min", "mean", "max", "stdev", "samples")] if c else [""] * 5
+        row += [cj.get(pkey(p), "") for p in PERCENTILES]
         row += [c.exact if c else "", "; ".join(r.errors)]
         writer.writerow(row)
     return buf.getvalue()
 
 
-def format_results(fmt: str, run: dict[str, Any], results: Sequence[StoredResult]) -> str | Table:
+def format_results(fmt: str, run: dict[str, Any], results: Sequence[StoredResult]) -> str | TextTable:
     if fmt == "table":
         return to_table(run, results)
     return {"json": to_json, "markdown": to_markdown, "csv": to_csv}[fmt](run, results)

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import DiskbenchError
 from ..store import Store
 from .stats import MAD_SCALE, Summary, mad, median, summarize
+from .textable import latency, sig3
 
 EXIT = {"PASS": 0, "IMPROVED": 0, "LEARNING": 0, "NOT_COMPARABLE": 0, "REGRESSED": 1, "ERROR": 3,
         "INCONCLUSIVE": 4}
@@ -85,6 +86,8 @@ class Check:
     threshold: float | None = None
     n: int = 0
     reason: str = ""
+    change: float | None = None  # (value - baseline median) / baseline median
+    run_cv: float | None = None  # how much this run's own repeats vary (the larger of metric and IOPS)
 
 
 @dataclass
@@ -127,12 +130,12 @@ def judge(value: float, baseline: list[float], threshold: float, higher_is_bette
     worse = value < limit if higher_is_better else value > limit
     better = value > m + band if higher_is_better else value < m - band
     if worse:
-        return "REGRESSED", m, limit, f"{value:.4g} is beyond the limit {limit:.4g}"
+        return "REGRESSED", m, limit, "beyond the limit"
     if noise > 2 * threshold * abs(m):
-        return "INCONCLUSIVE", m, limit, (f"baseline noise +-{noise:.4g} is wider than twice the "
-                                          f"{threshold:.0%} threshold")
+        return "INCONCLUSIVE", m, limit, (f"the baseline's own noise (+-{noise / abs(m):.1%} of its median) "
+                                          f"is wider than twice the {threshold:.0%} threshold")
     if better:
-        return "IMPROVED", m, limit, f"{value:.4g} is better than the band around {m:.4g}"
+        return "IMPROVED", m, limit, "better than the band around the baseline median"
     return "PASS", m, limit, ""
 
 
@@ -178,14 +181,55 @@ def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
             baseline = [v for h in comparable if (v := metric_value(h, metric)) is not None]
             verdict, m, limit, reason = judge(value, baseline, threshold,
                                               HIGHER_IS_BETTER.get(metric, False), policy.min_runs)
-            if verdict in ("PASS", "IMPROVED", "LEARNING") and row.iops_cv is not None \
-                    and row.iops_cv > threshold and metric == "iops":
-                verdict, reason = "INCONCLUSIVE", f"this run's repeats vary by {row.iops_cv:.1%}"
+            run_cv = _run_cv(row, metric)
+            if verdict != "NOT_COMPARABLE" and run_cv is not None and run_cv > threshold:
+                # a run that cannot repeat itself within the threshold cannot show a threshold-sized change
+                verdict, reason = "INCONCLUSIVE", (f"this run's repeats vary by {run_cv:.1%} (n {row.n}), "
+                                                   f"more than the {threshold:.0%} threshold")
+            change = (value - m) / m if m else None
             result.checks.append(Check(row.group_key, row.result.direction, metric, verdict, value, m,
-                                       limit, threshold, len(baseline), reason))
+                                       limit, threshold, len(baseline), reason, change, run_cv))
     verdicts = {c.verdict for c in result.checks} or {"LEARNING"}
     result.verdict = next(v for v in ORDER if v in verdicts)
     return result
+
+
+def _run_cv(row: Summary, metric: str) -> float | None:
+    """The larger of the metric's own CV and the IOPS CV over this run's repeats (None without)."""
+    found = [v for v in (row.cvs.get(metric), row.cvs.get("iops", row.iops_cv)) if v is not None]
+    return max(found) if found else None
+
+
+def fmt_value(metric: str, value: float | None) -> str:
+    """A metric's value with its unit: ``16,734 IOPS``, ``130.7 MiB/s``, ``1.29 ms``."""
+    if value is None:
+        return "-"
+    if metric == "iops":
+        return f"{value:,.0f} IOPS"
+    if metric == "bw":
+        mib = value / 1048576
+        return f"{mib:,.0f} MiB/s" if mib >= 1000 else f"{sig3(mib)} MiB/s"
+    return latency(value)
+
+
+def fmt_change(change: float | None, arrows: bool = False) -> str:
+    if change is None:
+        return "-"
+    arrow = ("▲ " if change > 0 else "▼ " if change < 0 else "") if arrows else ""
+    return f"{arrow}{change:+.1%}"
+
+
+def explain(c: Check) -> str:
+    """One line a person can act on: value, baseline median, change, limit and n, with units."""
+    if c.value is None:
+        return c.reason
+    parts = [fmt_value(c.metric, c.value)]
+    if c.baseline_median is not None:
+        parts.append(f"vs baseline median {fmt_value(c.metric, c.baseline_median)} ({fmt_change(c.change)}")
+        parts[-1] += f", limit {fmt_value(c.metric, c.limit)}" if c.limit is not None else ""
+        parts[-1] += f", n {c.n})"
+    text = " ".join(parts)
+    return f"{text}: {c.reason}" if c.verdict in ("INCONCLUSIVE", "LEARNING") and c.reason else text
 
 
 def record(store: Store, result: GateResult) -> None:
@@ -197,16 +241,14 @@ def to_junit(result: GateResult) -> str:
     cases = []
     for c in result.checks:
         name = quoteattr(f"{c.job} {c.direction} {c.metric}")
-        detail = (f"value {c.value:.6g}, baseline median {c.baseline_median:.6g}, limit {c.limit:.6g}, "
-                  f"n {c.n}" if c.value is not None and c.baseline_median is not None and c.limit is not None
-                  else c.reason)
+        detail = explain(c)
         body = ""
         if c.verdict == "REGRESSED":
-            body = f"<failure message={quoteattr(detail)} type=\"REGRESSED\">{escape(c.reason)}</failure>"
+            body = f"<failure message={quoteattr(detail)} type=\"REGRESSED\">{escape(detail)}</failure>"
         elif c.verdict == "ERROR":
             body = f"<error message={quoteattr(c.reason)} type=\"ERROR\"/>"
         elif c.verdict in ("LEARNING", "NOT_COMPARABLE", "INCONCLUSIVE"):
-            body = f"<skipped message={quoteattr(c.verdict + ': ' + (c.reason or detail))}/>"
+            body = f"<skipped message={quoteattr(c.verdict + ': ' + detail)}/>"
         cases.append(f'  <testcase classname={quoteattr("diskbench." + result.run_id)} name={name}>'
                      f"{body}</testcase>")
     failures = sum(c.verdict == "REGRESSED" for c in result.checks)
@@ -225,15 +267,13 @@ def to_markdown(result: GateResult) -> str:
         lines += ["", f"> warning: {w}"]
     suspect = [c for c in result.checks if c.verdict in ("REGRESSED", "INCONCLUSIVE", "ERROR")]
     if suspect:
-        lines += ["", "| job | dir | metric | verdict | value | baseline median | limit | n | why |",
-                  "|---|---|---|---|---:|---:|---:|---:|---|"]
+        lines += ["", "| job | dir | metric | verdict | value | baseline median | change | limit | n | why |",
+                  "|---|---|---|---|---:|---:|---:|---:|---:|---|"]
         for c in suspect:
-            lines.append(f"| {c.job} | {c.direction} | {c.metric} | **{c.verdict}** | {_num(c.value)} | "
-                         f"{_num(c.baseline_median)} | {_num(c.limit)} | {c.n} | {c.reason} |")
+            lines.append(f"| {c.job} | {c.direction} | {c.metric} | **{c.verdict}** | {fmt_value(c.metric, c.value)} | "
+                         f"{fmt_value(c.metric, c.baseline_median)} | {fmt_change(c.change, arrows=True)} | "
+                         f"{fmt_value(c.metric, c.limit)} | {c.n} | {c.reason} |")
     else:
         lines += ["", "No suspect metric."]
     return "\n".join(lines) + "\n"
 
-
-def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:,.4g}"

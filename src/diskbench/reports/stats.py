@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..model import DirectionResult, Latency
 from ..store import StoredResult
@@ -35,6 +35,7 @@ class Summary(StoredResult):
 
     n: int = 1
     iops_cv: float | None = None
+    cvs: dict[str, float | None] = field(default_factory=dict)  # per metric: iops, bw, p50, p99, ...
 
 
 def _median_latency(lats: list[Latency]) -> Latency | None:
@@ -48,6 +49,17 @@ def _median_latency(lats: list[Latency]) -> Latency | None:
         percentiles={k: median([lat.percentiles[k] for lat in lats]) for k in sorted(
             keys, key=lambda k: float(k[1:]))},
     )
+
+
+def _cvs(rs: Sequence[StoredResult]) -> dict[str, float | None]:
+    """The spread of each metric over a job's repetitions: a run is only as exact as its repeats."""
+    out: dict[str, float | None] = {"iops": cv([r.result.iops for r in rs]),
+                                    "bw": cv([r.result.bw_bytes_per_s for r in rs])}
+    lats = [r.result.clat for r in rs if r.result.clat]
+    if len(lats) == len(rs):
+        for key in set.intersection(*(set(lat.percentiles) for lat in lats)) if lats else set():
+            out[key] = cv([lat.percentiles[key] for lat in lats])
+    return out
 
 
 def summarize(results: Sequence[StoredResult]) -> list[Summary]:
@@ -64,9 +76,10 @@ def summarize(results: Sequence[StoredResult]) -> list[Summary]:
             ios=int(median([r.result.ios for r in rs])), io_bytes=int(median([r.result.io_bytes for r in rs])),
             runtime_s=median([r.result.runtime_s for r in rs]),
             clat=_median_latency([r.result.clat for r in rs if r.result.clat]),
+            series=rs[0].result.series if len(rs) == 1 else None,  # one run's time line, not a median of several
         )
         kept = {f: getattr(first, f) for f in StoredResult.__dataclass_fields__}
         kept.update(result=result, job_key=key, repeat=0, errors=sorted({e for r in rs for e in r.errors}),
                     notes=sorted({n for r in rs for n in r.notes}))
-        out.append(Summary(**kept, n=len(rs), iops_cv=cv(iops)))
+        out.append(Summary(**kept, n=len(rs), iops_cv=cv(iops), cvs=_cvs(rs)))
     return out

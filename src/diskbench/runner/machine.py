@@ -20,6 +20,7 @@ from ..profile import writes
 from ..providers.base import ProviderRun
 from ..store import now_iso
 from ..store.raw import compress
+from ..units import human_bytes
 from .options import RunOptions, RunOutcome
 from .testbed import testbed_key
 from .unit import data_passes, run_engine, summary
@@ -41,6 +42,7 @@ class MachineWork:
         self.versions: dict[str, str | None] = {}
         self._target_facts: dict[str, dict[str, Any]] = {}
         self.laid_out: set[str] = set()  # targets whose files an engine has laid out this run
+        self.before: dict[str, dict[str, int] | None] = {}  # directory targets: files there before the run
 
     def acquire(self, prun: ProviderRun, trust: HostKeyTrust | None) -> Executor:
         if self.jobs[0].provider == LOCAL:
@@ -52,6 +54,7 @@ class MachineWork:
 
     def run(self, ex: Executor) -> None:
         platform = registry.platforms.get(ex.platform)
+        self._ex, self._platform = ex, platform
         try:
             self._learn(ex, platform)
             preparer = self._preparer(ex, platform)
@@ -69,6 +72,10 @@ class MachineWork:
             remaining = [j for j in self.jobs if self._status(j) in ("pending", "running")]
             self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
         finally:
+            try:
+                self._remove_laid_out(ex, platform)
+            except DiskbenchError as exc:  # never in the way of releasing the targets
+                self.ui.line(f"{self.machine}: could not remove the data files it laid out: {exc}")
             for where in self.prepared.values():
                 where.release()
             root = getattr(ex, "work_root", None)
@@ -116,6 +123,9 @@ class MachineWork:
                 write = any(writes(p.workload.rw) for j in uses for p in j.parts if p.target_label == label)
                 try:
                     self.prepared[label] = preparer.prepare(part.target, write)
+                    directory = self.prepared[label].directory
+                    if getattr(part.target, "dir", None) and directory:
+                        self.before[label] = self._platform.list_files(self._ex, directory)
                 except DiskbenchError as exc:
                     self.runner.fail(self.run_id, uses, str(exc), self.outcome)
                     self.prepared[label] = Prepared()  # nothing to run on
@@ -180,3 +190,26 @@ class MachineWork:
         if combined is not None:
             self.store.add_results(self.run_id, job.key, combined, workload=job.workload.name,
                                    target=job.target_label, host=job.machine, repeat=job.repeat)
+
+    # --- after the units --------------------------------------------------------------------
+    def _remove_laid_out(self, ex: Executor, platform: Platform) -> None:
+        """Data files the engine laid out in a user's directory: removed (or kept with --keep-files,
+        and said so). Only files that were not there before the run and carry the engine's name
+        for one of its workloads; a real profile leaves size x numjobs behind per workload."""
+        for label, before in self.before.items():
+            directory = self.prepared[label].directory
+            after = platform.list_files(ex, directory) if before is not None and directory else None
+            if after is None or before is None or directory is None:
+                continue
+            jobs = [j for j in self.jobs if label in [p.target_label for p in j.parts]]
+            new = sorted(n for n in after if n not in before and any(
+                registry.engines.get(j.engine).data_file(n, [p.workload.name for p in j.parts]) for j in jobs))
+            if not new:
+                continue
+            size = human_bytes(sum(after[n] for n in new))
+            if self.options.keep_files:
+                self.ui.line(f"{self.machine}: kept {len(new)} data file(s), {size}, in {directory} (--keep-files)")
+                continue
+            platform.remove_files(ex, directory, new)
+            self.ui.line(f"{self.machine}: removed {len(new)} data file(s), {size}, that this run laid out in "
+                         f"{directory} (--keep-files keeps them)")

@@ -18,13 +18,16 @@ class RunOptions:
     known_hosts: str | None = None
     repeats: int | None = None
     keep: bool = False
+    keep_files: bool = False  # leave the data files the engine laid out in a --target directory
     workloads: list[str] | None = None  # only these workloads
+    machines: list[str] | None = None  # only these machines and hosts of the profile
     provider_options: dict[str, Any] = field(default_factory=dict)  # e.g. the subscription, who may SSH
 
     def to_json(self) -> dict[str, Any]:
         return {"target_dir": self.target_dir, "scratch_base": self.scratch_base, "hosts": self.hosts,
                 "destroy_data_on": self.destroy_data_on, "known_hosts": self.known_hosts,
-                "repeats": self.repeats, "workloads": self.workloads, "provider_options": self.provider_options}
+                "repeats": self.repeats, "workloads": self.workloads,
+                "machines": self.machines, "provider_options": self.provider_options, "keep_files": self.keep_files}
 
     def host_models(self) -> list[Host]:
         return [Host.model_validate(h) for h in self.hosts]

@@ -78,7 +78,8 @@ class Runner:
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
         plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
-                          destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads)
+                          destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads,
+                          machines=saved.machines)
         done = self.store.result_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
         if not todo:

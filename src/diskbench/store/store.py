@@ -367,11 +367,8 @@ class Store:
         written before schema 3."""
         rows = self.db.execute("SELECT id, clat_bins, clat_bins_z FROM results WHERE run_id = ?"
                                " AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)", (run_id,))
-        out = {}
-        for rid, plain, packed in rows.fetchall():
-            text = gzip.decompress(packed).decode() if packed is not None else plain
-            out[rid] = {int(k): int(v) for k, v in json.loads(text).items()}
-        return out
+        return {rid: {int(k): int(v) for k, v in json.loads(_bins_text(plain, packed)).items()}
+                for rid, plain, packed in rows.fetchall()}
 
     def baseline_results(self, run_id: str, testbed: str | None, since: str, until: str,
                          runs: int) -> list[tuple[str, list[StoredResult]]]:
@@ -402,12 +399,31 @@ class Store:
             " AND (r.accepted IS NULL OR r.accepted != 0) LIMIT 1", (base_key, run_id, since, until),
         ).fetchone() is not None
 
+    def delete_run(self, run_id: str) -> None:
+        """Remove a run with its jobs and results (the caller removes its artifacts folder)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+
     def set_verdict(self, run_id: str, verdict: str, accepted: bool | None) -> None:
         self.update_run(run_id, verdict=verdict, accepted=None if accepted is None else int(accepted))
 
     def result_keys(self, run_id: str) -> set[str]:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
         return {r[0] for r in rows.fetchall()}
+
+    def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
+        """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
+        report's histograms; kept out of get_results, which every report reads."""
+        rows = self.db.execute("SELECT job_key, direction, repeat, clat_bins, clat_bins_z FROM results"
+                               " WHERE run_id = ? AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)",
+                               (run_id,)).fetchall()
+        return {(r[0], r[1], r[2]): {int(k): int(v) for k, v in json.loads(_bins_text(r[3], r[4])).items()}
+                for r in rows}
+
+
+def _bins_text(plain: str | None, packed: bytes | None) -> str:
+    """A histogram's JSON: gzip'd (schema 3 on) or plain (rows written before)."""
+    return gzip.decompress(packed).decode() if packed is not None else plain or "{}"
 
 
 def _packed_bins(bins: dict[int, int]) -> bytes:

@@ -19,9 +19,9 @@ from ...conftest import diskbench, needs_fio
 GOLDEN = Path(__file__).parent / "golden" / "local"
 
 
-def _rendered() -> dict[str, str]:
+def _rendered(by_hand: bool = False) -> dict[str, str]:
     plan = build_plan(load_profile("local"), target_dir="/mnt/data")
-    return {job_filename(j): render_fio(j, "/mnt/data") for j in plan.jobs}
+    return {job_filename(j): render_fio(j, "/mnt/data", by_hand=by_hand) for j in plan.jobs}
 
 
 def test_local_profile_matches_golden_files() -> None:
@@ -78,4 +78,31 @@ def test_render_command_writes_files(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     files = sorted(p.name for p in (tmp_path / "jobs").iterdir())
     assert files == sorted(_rendered())
-    assert (tmp_path / "jobs" / files[0]).read_text() == _rendered()[files[0]]
+    assert (tmp_path / "jobs" / files[0]).read_text() == _rendered(by_hand=True)[files[0]]
+    # what a run executes is unchanged (testbed keys stay); the files for people add group_reporting
+    assert _rendered()[files[0]] != _rendered(by_hand=True)[files[0]]
+    assert "group_reporting" not in _rendered()[files[0]]
+
+
+@needs_fio
+def test_rendered_files_run_by_hand_as_their_comment_says(tmp_path: Path) -> None:
+    import json
+    import re
+    import shlex
+
+    jobs, data = tmp_path / "jobs", tmp_path / "data"
+    data.mkdir()
+    out = diskbench("render", "--profile", "local", "--out", str(jobs), db=tmp_path / "db.sqlite")
+    assert out.returncode == 0 and "DISKBENCH_TARGET set to" in out.stderr
+    text = (jobs / "01-async.fio").read_text()
+    assert "directory=${DISKBENCH_TARGET}" in text and "group_reporting=1" in text
+    command = re.search(r"^; Run by hand: (.*)$", text, re.M).group(1)  # type: ignore[union-attr]
+    argv = shlex.split(command.replace("/path/to/an/existing/dir", str(data)))
+    env = {**os.environ, **dict(a.split("=", 1) for a in argv if "=" in a and not a.startswith("-"))}
+    argv = [a for a in argv if not ("=" in a and not a.startswith("-"))]
+    argv[1:1] = ["--runtime=1", "--ramp_time=0", "--size=4M", f"--output={tmp_path / 'o.json'}"]
+    ran = subprocess.run(argv, cwd=jobs, env=env, capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads((tmp_path / "o.json").read_text())
+    assert [j["jobname"] for j in doc["jobs"]] == ["async"]  # numjobs=4, one reported group
+    assert any(data.iterdir())

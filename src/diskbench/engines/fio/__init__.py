@@ -6,6 +6,7 @@ json+ output, so the latency bins needed to merge jobs exactly are always there.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -49,7 +50,7 @@ class FioEngine(Engine):
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
         from .render import render_fio
 
-        return render_fio(job, places)
+        return render_fio(job, places, by_hand=purpose == "by-hand")
 
     def command(self, jobfile: str, output: str) -> list[str]:
         return ["fio", *FIO_ARGS, f"--output={output}", jobfile]
@@ -106,6 +107,11 @@ class FioEngine(Engine):
         new_enough = _version_tuple(version) >= MIN_FIO
         return [Check("fio", new_enough, f"{version} ({platform.which(ex, 'fio')})",
                       "" if new_enough else "install fio 3.1 or newer (json+ latency bins)")]
+
+    def data_file(self, name: str, workloads: list[str]) -> bool:
+        """fio's default file name for a job in a directory: ``jobname.jobnumber.filenumber``."""
+        stem, _, rest = name.partition(".")
+        return stem in workloads and re.fullmatch(r"\d+\.\d+", rest) is not None
 
     def testbed_text(self, rendered: str) -> str:
         """The job file without comments and without the (scratch) path it happened to run in."""

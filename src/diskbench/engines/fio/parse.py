@@ -319,6 +319,7 @@ def parse_fio_document(doc: dict[str, Any], *, per_job: bool = False, merge_all:
         if seen.count(name) > 1:
             name = f"{name}@group{key[0] if isinstance(key, tuple) else key}"
         results.append(_group(name, buckets[key], version))
+        results[-1].declared = declared_config(doc, buckets[key])
     if not any(g.directions or g.errors for g in results):
         raise ParseError("fio output has no job that did any I/O")
     return results
@@ -340,3 +341,17 @@ def parse_fio_text(text: str, *, per_job: bool = False,
 
 def parse_fio_output(text: str, *, per_job: bool = False, source: str = "fio output") -> list[GroupResult]:
     return parse_fio_text(text, per_job=per_job, source=source)[1]
+
+
+def declared_config(doc: dict[str, Any], jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the job file asked for (rw, bs, iodepth, numjobs, raw device or files), from fio's own
+    echo of its options: imports of hand-made job files can then be lined up by configuration."""
+    glob = doc.get("global options")
+    first = jobs[0].get("job options") if jobs else None
+    opts = {**(glob if isinstance(glob, dict) else {}), **(first if isinstance(first, dict) else {})}
+    if not opts or len({str(j.get("job options")) for j in jobs}) > 1:
+        return {}  # several different jobs in one group: no single configuration
+    target = str(opts.get("filename", opts.get("directory", "")))
+    return {"workload": {"rw": str(opts.get("rw", opts.get("readwrite", "read"))), "bs": str(opts.get("bs", "4k")),
+                         "iodepth": str(opts.get("iodepth", "1")), "numjobs": str(opts.get("numjobs", "1"))},
+            "target": {"raw" if target.startswith("/dev/") else "path": target}}

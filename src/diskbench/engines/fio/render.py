@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     from ...plan import PlannedJob
 
 FIO_TEMPLATE = "fio-job.ini.j2"
+# `diskbench render` without --target: fio expands ${VAR} from the environment when it reads the file
+BY_HAND_TARGET = "${DISKBENCH_TARGET}"
 
 
 def _fio_bool(value: Any) -> str:
@@ -40,7 +42,7 @@ def job_filename(job: PlannedJob) -> str:
 
 
 def render_fio(job: PlannedJob, places: list[Place] | str | None, env: jinja2.Environment | None = None, *,
-               filename: str | None = None) -> str:
+               filename: str | None = None, by_hand: bool = False) -> str:
     """The job file for ``job`` on its prepared ``places`` (a directory for a one-job unit works too).
 
     Same input, same bytes. A place's workload may differ from the job's own (preparation
@@ -58,4 +60,5 @@ def render_fio(job: PlannedJob, places: list[Place] | str | None, env: jinja2.En
         places=places,
         jobfile=job_filename(job),
         percentile_list=":".join(f"{p:g}" for p in PERCENTILES),
+        by_hand=by_hand, env_target=any(p.directory == BY_HAND_TARGET for p in places),
     )

@@ -55,6 +55,18 @@ class LinuxPlatform(Platform):
     def is_dir(self, ex: Executor, path: str) -> bool:
         return ex.run(["test", "-d", path]).returncode == 0
 
+    def list_files(self, ex: Executor, path: str) -> dict[str, int] | None:
+        out = ex.run(["find", path, "-maxdepth", "1", "-type", "f", "-printf", "%s %f\\n"], privileged=True)
+        if out.returncode != 0:
+            return None
+        return {name: int(size) for size, _, name in (ln.partition(" ") for ln in out.stdout.splitlines())
+                if size.isdigit()}
+
+    def remove_files(self, ex: Executor, path: str, names: list[str]) -> None:
+        for start in range(0, len(names), 200):
+            ex.run(["rm", "-f", "--", *(f"{path.rstrip('/')}/{n}" for n in names[start:start + 200])],
+                   privileged=True)
+
     def host_facts(self, ex: Executor) -> dict[str, Any]:
         return host_facts(ex)
 
@@ -87,6 +99,10 @@ class LinuxPlatform(Platform):
             path = self.which(ex, tool)
             fix = "" if path else f"apt-get install -y {package}"
             out.append(Check(tool, path is not None, path or "not found", fix))
+        for tool, package in (("mdadm", "mdadm"), ("mkfs.xfs", "xfsprogs")):  # stripes and xfs targets only
+            path = self.which(ex, tool, privileged=True)
+            out.append(Check(tool, path is not None, path or "not found (needed for stripe and xfs targets)",
+                             "" if path else f"apt-get install -y {package}", optional=True))
         return out
 
     def default_scratch_base(self, ex: Executor) -> str | None:

@@ -28,7 +28,8 @@ from ...profile.targets import (
 from ...units import parse_size
 from ..base import DeviceMap, Platform, Prepared, Preparer
 
-DEFAULT_CHUNK = "512k"
+DEFAULT_CHUNK = "512k"  # mdadm's own default: local NVMe, the OVHcloud article
+DATA_DISK_CHUNK = "64k"  # striped cloud data disks: Azure's guidance for Premium SSD volumes
 
 
 class LinuxPreparer(Preparer):
@@ -146,7 +147,7 @@ class LinuxPreparer(Preparer):
             return Prepared(filename=devices[0], devices=devices)
         self.require_writable(devices)
         prepared = Prepared(devices=devices)
-        chunk = getattr(target, "chunk", None) or DEFAULT_CHUNK
+        chunk = getattr(target, "chunk", None) or (DATA_DISK_CHUNK if isinstance(target, LunsTarget) else DEFAULT_CHUNK)
         try:
             dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared, chunk)
             self._mkfs(dev, target.fs or "xfs")

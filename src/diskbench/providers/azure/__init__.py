@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ...doctor import Check
     from ...executors.base import Executor
     from ...plan import Plan
     from ...platforms.base import DeviceMap
@@ -47,6 +48,37 @@ class AzureProvider(Provider):
         from .devices import DEVICE_MAP
 
         return DEVICE_MAP
+
+    def doctor(self, online: bool) -> list[Check]:
+        """Azure login: where credentials would come from (offline), or a real token (``online``)."""
+        import json
+        import os
+
+        from ...doctor import Check
+
+        config = Path(os.environ.get("AZURE_CONFIG_DIR", Path.home() / ".azure"))
+        env = [k for k in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE")
+               if os.environ.get(k)]
+        try:
+            subs = json.loads((config / "azureProfile.json").read_text(encoding="utf-8-sig")).get("subscriptions", [])
+        except (OSError, ValueError):
+            subs = []
+        fix = "az login (or AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_CLIENT_SECRET); needed only for Azure machines"
+        if not online:
+            found = (f"environment ({', '.join(env)})" if env else
+                     f"Azure CLI login, {len(subs)} subscription(s) in {config}" if subs else "")
+            return [Check("azure", bool(found), found or "no login found (not checked online; --online does)",
+                          "" if found else fix, optional=True)]
+        from azure.identity import DefaultAzureCredential
+
+        from .session import ARM_SCOPE
+
+        try:
+            DefaultAzureCredential().get_token(ARM_SCOPE)
+        except Exception as exc:  # noqa: BLE001 - any failure to get a token is "not logged in"
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:120]
+            return [Check("azure", False, f"no token: {first}", fix, optional=True)]
+        return [Check("azure", True, "a token for Azure Resource Manager was issued (--online)", optional=True)]
 
     def offline_problems(self, machines: list[MachineBase]) -> list[Problem]:
         from .preflight import check_machines

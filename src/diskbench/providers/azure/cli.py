@@ -30,9 +30,8 @@ def run_options() -> list[Callable[[click.Command], click.Command]]:
 @click.pass_obj
 def sizes(app: App, region: str, family: str | None, refresh: bool, subscription: str | None) -> None:
     """Azure VM sizes and their storage capabilities (temp disk, cached and uncached limits, NVMe)."""
-    from rich.table import Table
-
     from ...errors import DiskbenchError
+    from ...reports.textable import Col, TextTable
     from .sizes import region_sizes, save_region
 
     if refresh:
@@ -44,10 +43,15 @@ def sizes(app: App, region: str, family: str | None, refresh: bool, subscription
             live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
         app.ui.line(f"cached {len(live)} size(s) of {region} in {save_region(region, live)}")
     known, source = region_sizes(region)
-    table = Table(title=f"VM sizes for {region} ({source})", title_justify="left")
-    for head in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s", "uncached IOPS",
-                 "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks"):
-        table.add_column(head, justify="left" if head in ("size", "premium", "ephemeral OS") else "right")
+    # the numbers are never cut: on a narrow terminal the less used columns give way, and say so
+    drop = {"vCPU": 2, "GiB": 3, "premium": 4, "ephemeral OS": 6, "data disks": 5, "cached MB/s": 1,
+            "uncached MB/s": 1}
+    table = TextTable([Col(h, right=h not in ("size", "premium", "ephemeral OS"), drop=drop.get(h, 0),
+                           shrink=h == "ephemeral OS")
+                       for h in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s",
+                                 "uncached IOPS", "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks")],
+                      title=f"VM sizes for {region} ({source})",
+                      caption=["cached+temp: the limit the cached disks and the temp disk share"])
     shown = 0
     for s in known.values():
         if family and not s.name.lower().startswith(f"standard_{family.lower()}"):

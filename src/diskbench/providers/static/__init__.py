@@ -43,7 +43,10 @@ def parse_destination(dest: str, **fields: Any) -> Host:
     elif rest.count(":") == 1:
         address, port_text = rest.split(":")
         port = int(port_text)
-    name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in address).strip("-") or "host"
+    if ":" in address:  # IPv6: keep every group visible (``::1`` must not become ``1``)
+        name = "ip6-" + address.replace(":", "_")
+    else:
+        name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in address).strip("-") or "host"
     return Host(name=name, address=address, port=port, user=user or None, **fields)
 
 

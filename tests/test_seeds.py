@@ -1,0 +1,240 @@
+"""Seed fidelity: each bundled seed profile renders the articles' own fio jobs, option by option.
+
+The job files and command lines are read from the articles themselves (``tests/fixtures/seeds``,
+a copy of ``shared/seeds`` checked against it when that folder is beside the clone). Both sides
+are reduced to what fio runs: a list of jobs, each the ``[global]`` options with its section's on
+top and the command line's on top of those, identical jobs counted (``[writer1]..[writer4]`` is
+``numjobs=4``). What diskbench adds for its own reporting (its percentile list, fio's JSON
+output) is set aside; every other difference is recorded below with its reason, and the test
+fails when a profile differs in anything else, or no longer differs where it says it does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import Counter
+
+import pytest
+
+from diskbench.engines.base import Place
+from diskbench.engines.fio.render import render_fio
+from diskbench.plan import PlannedJob, build_plan
+from diskbench.profile import load_profile
+from diskbench.units import parse_duration, parse_size
+
+from .conftest import FIXTURES, REPO
+
+SEEDS = FIXTURES / "seeds"
+SHARED_SEEDS = REPO.parent / "shared" / "seeds"
+REPORTING = {"clat_percentiles", "percentile_list"}  # diskbench's percentile list, not I/O
+Job = tuple[tuple[str, str], ...]  # one fio job's effective options, sorted
+
+
+def _seed(prefix: str) -> str:
+    (path,) = SEEDS.glob(f"{prefix}_*.txt")
+    return path.read_text()
+
+
+def heredoc_jobs(text: str) -> list[tuple[str, str]]:
+    """``cat <<EOF >NAME.ini`` ... ``EOF`` blocks, in the article's order: (name, text)."""
+    return [(m[1], m[2]) for m in re.finditer(r"cat <<EOF >(\S+)\n(.*?)\nEOF", text, re.S)]
+
+
+def ini_blocks(text: str) -> list[str]:
+    """Job files written out as plain blocks: ``[global]`` and the option lines after it."""
+    blocks = []
+    for m in re.finditer(r"^\[global\]\n", text, re.M):
+        lines = []
+        for line in text[m.start():].splitlines():
+            if line and not re.match(r"^(\[[^\]]+\]|[a-z_]+=\S*)$", line):
+                break
+            lines.append(line)
+        blocks.append("\n".join(lines))
+    return blocks
+
+
+def fio_jobs(ini: str, command: dict[str, str] | None = None) -> Counter[Job]:
+    """The jobs fio runs for a job file (and options given on its command line)."""
+    sections: list[tuple[str, dict[str, str]]] = []
+    for line in ini.splitlines():
+        line = line.strip()
+        if not line or line.startswith((";", "#")):
+            continue
+        if line.startswith("["):
+            sections.append((line[1:-1], {}))
+        else:
+            key, _, value = line.partition("=")
+            sections[-1][1][key] = value or "1"
+    global_ = dict(sections[0][1]) if sections and sections[0][0] == "global" else {}
+    jobs: Counter[Job] = Counter()
+    for name, options in sections:
+        if name == "global":
+            continue
+        merged = {**global_, **options, **(command or {})}
+        count = int(merged.pop("numjobs", "1"))
+        jobs[_normal(merged)] += count
+    return jobs
+
+
+def command_options(line: str) -> dict[str, str]:
+    """``fio --runtime 60 x.ini`` or ``fio --bs=4k --name=/mnt/test``: the options it sets."""
+    args = shlex.split(line.replace("\\\n", " "))[1:]
+    out: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("--"):
+            key, eq, value = arg[2:].partition("=")
+            if not eq and i + 1 < len(args) and not args[i + 1].startswith("-") and not args[i + 1].endswith(".ini"):
+                value, i = args[i + 1], i + 1
+            out[key] = value or "1"
+        i += 1
+    return out
+
+
+def _normal(options: dict[str, str]) -> Job:
+    """Options in one spelling: sizes in bytes, times in seconds, no zero ramp time."""
+    out = {}
+    for key, value in options.items():
+        if key in REPORTING or key == "new_group":
+            continue
+        if key in ("size", "filesize", "bs"):
+            value = str(parse_size(value))
+        elif key in ("runtime", "ramp_time"):
+            value = f"{parse_duration(value if value[-1].isalpha() else value + 's'):g}"
+        if key == "ramp_time" and value == "0":
+            continue
+        out[key] = value
+    return tuple(sorted(out.items()))
+
+
+def rendered(job: PlannedJob, directories: dict[str, str]) -> Counter[Job]:
+    """What diskbench's job file for ``job`` runs, with each target at the article's directory."""
+    if job.sections:
+        places = [Place(s.workload, s.target_label, directories[s.target_name]) for s in job.sections]
+    else:
+        places = [Place(job.workload, job.target_label, directories[job.target_name or job.target_label])]
+    return fio_jobs(render_fio(job, places))
+
+
+def jobs_of(profile: str) -> dict[tuple[str, str], PlannedJob]:
+    return {(j.machine, j.workload.name): j for j in build_plan(load_profile(profile)).jobs}
+
+
+def differences(seed: Counter[Job], ours: Counter[Job]) -> dict[str, tuple[list[str], list[str]]]:
+    """Option -> (the article's values, diskbench's values) for every option that differs."""
+    def values(jobs: Counter[Job]) -> dict[str, list[str]]:
+        keys = {k for job in jobs for k, _ in job}
+        return {k: sorted({dict(job).get(k, "-") for job in jobs}) for k in keys}
+
+    a, b = values(seed), values(ours)
+    return {k: (a.get(k, ["-"]), b.get(k, ["-"])) for k in sorted(a.keys() | b.keys()) if a.get(k) != b.get(k)}
+
+
+# -- e8-family: seed 000 -------------------------------------------------------------------------
+
+E8_FILES = {  # (machine, workload) -> index of the article's heredoc (sync.ini, async.ini, ...)
+    ("e8as-v4-temp", "sync"): 0, ("e8as-v4-temp", "async"): 1,
+    ("e8ds-v4-temp", "sync"): 2, ("e8ds-v4-temp", "async"): 3,
+    ("e8ds-v4-os-readwrite", "sync-os"): 4, ("e8ds-v4-os-readwrite", "async-os"): 5,
+    ("e8ds-v4-os-nocache", "sync-os"): 4, ("e8ds-v4-os-nocache", "async-os"): 5,  # the same VM, cache off
+    ("e8ds-v4-ephemeral-os", "sync-os"): 6, ("e8ds-v4-ephemeral-os", "async-os"): 7,
+    ("e8-v4-no-temp", "sync-os"): 4, ("e8-v4-no-temp", "async-os"): 5,  # the article lists its disks only
+    ("l8s-v2-nvme", "sync"): 8, ("l8s-v2-nvme", "async-nvme"): 9,
+}
+E8_DIRS = {"temp": "/mnt", "dir:/": "/", "nvme:all": "/mnt/nvme"}  # where the article's directory= points
+
+
+def test_e8_family_runs_the_articles_job_files() -> None:
+    text = _seed("000")
+    files = heredoc_jobs(text)
+    assert [name for name, _ in files] == ["sync.ini", "async.ini"] * 2 + ["sync-os.ini", "async-os.ini"] * 2 \
+        + ["sync.ini", "async.ini"]
+    assert text.count("sudo fio --runtime 60 ") >= 10  # every file run with --runtime 60, nothing else
+    jobs = jobs_of("e8-family")
+    assert set(jobs) == set(E8_FILES)
+    for key, index in E8_FILES.items():
+        seed, ours = fio_jobs(files[index][1], {"runtime": "60"}), rendered(jobs[key], E8_DIRS)
+        assert seed == ours, (key, differences(seed, ours))
+
+
+# -- d8ds-premium: seed 001 ----------------------------------------------------------------------
+
+D8DS_DIRS = {"nocache-writes": "/mnt/nocache", "cache-reads": "/mnt/readcache"}
+
+
+def test_d8ds_premium_runs_the_guides_fio_files() -> None:
+    text = _seed("001")
+    fiowrite, fioread, fioreadwrite = ini_blocks(text)
+    for name in ("fiowrite", "fioread", "fioreadwrite"):
+        assert f"sudo fio --runtime 30 {name}.ini" in text
+    jobs = jobs_of("d8ds-premium")
+    runtime = {"runtime": "30"}
+    cases = {
+        "max-write": (fiowrite, {}),
+        "max-read": (fioread, {}),
+        "mixed": (fioreadwrite, {}),  # one fio run over both volumes; new_group only splits its report
+        # "change to a larger block size (64 KB)" for throughput: the same files with bs=64k
+        "throughput-write-64k": (fiowrite.replace("bs=4k", "bs=64k"), {}),
+        "throughput-read-64k": (fioread.replace("bs=4k", "bs=64k"), {}),
+    }
+    assert {w for _, w in jobs} == set(cases)
+    for (_, workload), job in jobs.items():
+        ini, expected = cases[workload]
+        seed, ours = fio_jobs(ini, runtime), rendered(job, D8DS_DIRS)
+        assert differences(seed, ours) == expected, workload
+
+
+# -- ovh-nvme-raid0: seed 004 --------------------------------------------------------------------
+
+def ovh_differences(mount: str) -> dict[str, tuple[list[str], list[str]]]:
+    return {
+        # --name=/mnt/test names the job and its files /mnt/test.N.0; diskbench's job is named after
+        # the workload, its files are in the array's mount point (/mnt/randread-4k.N.0 on OVH)
+        "directory": (["-"], [mount]),
+        # diskbench always writes size=; the profile's equals the article's --filesize=64m
+        "size": (["-"], [str(64 << 20)]),
+    }
+
+
+@pytest.mark.parametrize("profile, machine, mount", [
+    ("ovh-nvme-raid0", "db01", "/mnt"), ("l-series-nvme", "l8s-v2", "/mnt/nvme")])
+def test_nvme_profiles_run_the_ovh_command_lines(profile: str, machine: str, mount: str) -> None:
+    text = _seed("004")
+    lines = [m[0] for m in re.finditer(r"^\$ fio (?:.*\\\n)*.*$", text, re.M)]
+    assert len(lines) == 2
+    jobs = jobs_of(profile)
+    for line, workload in zip(lines, ("randread-4k", "randwrite-4k"), strict=True):
+        options = command_options(line.removeprefix("$ "))
+        name = options.pop("name")
+        seed = fio_jobs(f"[{name}]\n", options)
+        ours = rendered(jobs[(machine, workload)], {"nvme:all": mount})
+        assert differences(seed, ours) == ovh_differences(mount), workload
+        assert sum(seed.values()) == sum(ours.values()) == 32
+    assert "mdadm --create /dev/md1 --level 0 --raid-devices 4" in text and "mkfs.xfs /dev/md1" in text
+    target = load_profile(profile).profile.machines[0].target
+    assert target is not None and target.model_dump(exclude_none=True, exclude_defaults=True) == {
+        "nvme": "all", "raid": 0, "fs": "xfs", "mount": mount}
+
+
+@pytest.mark.skipif(not SHARED_SEEDS.is_dir(), reason="no shared/seeds beside this clone")
+def test_vendored_seeds_are_the_shared_ones() -> None:
+    shared = {p.name: p.read_bytes() for p in SHARED_SEEDS.iterdir()}
+    assert {p.name: p.read_bytes() for p in SEEDS.iterdir()} == shared
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("fio --runtime 60 sync.ini", {"runtime": "60"}),
+    ("fio --bs=4k --group_reporting --name=/mnt/t", {"bs": "4k", "group_reporting": "1", "name": "/mnt/t"}),
+])
+def test_command_options(line: str, expected: dict[str, str]) -> None:
+    assert command_options(line) == expected
+
+
+def test_jobs_count_identical_sections_as_numjobs() -> None:
+    four = "[global]\nbs=8k\n" + "".join(f"[writer{i}]\nrw=randwrite\n" for i in range(1, 5))
+    one = "[global]\nbs=8k\n[w]\nrw=randwrite\nnumjobs=4\n"
+    assert fio_jobs(four) == fio_jobs(one)
+    assert not differences(fio_jobs(four), fio_jobs(one))
+    assert differences(fio_jobs(one), fio_jobs(one.replace("8k", "4k"))) == {"bs": (["8192"], ["4096"])}
