@@ -44,6 +44,7 @@ class FakeArm:
     create_polls: int = 2  # in-progress answers of a create before it succeeds
     fail_vm_after_polls: dict[str, Any] | None = None  # e.g. AllocationFailed after the polls
     on_vm_created: Any = None  # callback(vm_body, public_ip_address)
+    netapp_quota: list[dict[str, Any]] = field(default_factory=list)  # Microsoft.NetApp quotaLimits items
     _ops: dict[str, dict[str, Any]] = field(default_factory=dict)
     server: ThreadingHTTPServer | None = None
     tls: tuple[str, str] | None = None  # (certificate, key) PEM files: serve HTTPS
@@ -128,6 +129,8 @@ class FakeArm:
             location = _filter_value(req, "location")
             items = [s for s in self.skus if not location or location in s.get("locations", [])]
             return self._page(req, items)
+        if re.fullmatch(rf"{base}/providers/Microsoft.NetApp/locations/[^/]+/quotaLimits", req.path):
+            return 200, {"value": self.netapp_quota}, {}
         m = re.fullmatch(rf"{base}/providers/Microsoft.Compute/locations/([^/]+)/usages", req.path)
         if m:
             return self._page(req, self.usages)
@@ -170,6 +173,8 @@ class FakeArm:
             if key not in self.resources:
                 return 404, _error("ResourceNotFound", f"{rtype} {name} not found"), {}
             return 200, self.resources[key], {}
+        if req.method == "DELETE":
+            return self._delete(key, rtype)
         if req.method != "PUT":
             return 405, _error("MethodNotAllowed", req.method), {}
         if group.lower() not in self.groups:
@@ -180,6 +185,8 @@ class FakeArm:
             return 400, _error(*problem), {}
         props = dict(body.get("properties") or {})
         props["provisioningState"] = "Creating"
+        if rtype.lower() == "netappaccounts/capacitypools/volumes":
+            props["mountTargets"] = [{"ipAddress": "10.213.1.4", "fileSystemId": str(uuid.uuid4())}]
         if rtype.lower() == "publicipaddresses":
             props["ipAddress"] = self.vm_addresses.pop(0) if self.vm_addresses else "192.0.2.1"
         resource = {**body, "id": rid, "name": name, "type": f"{namespace}/{rtype}", "properties": props}
@@ -191,8 +198,21 @@ class FakeArm:
         url = f"{self.url}/subscriptions/{SUB}/providers/{namespace}/locations/{region}/asyncoperations/{op}"
         return 201, resource, {"Azure-AsyncOperation": url + "?api-version=2024-01-01", "retry-after-ms": "5"}
 
+    def _delete(self, key: str, rtype: str) -> tuple[int, Any, dict[str, str]]:
+        """A long-running delete; NetApp refuses to delete a pool or account that still holds children."""
+        if key not in self.resources:
+            return 204, None, {}
+        if rtype.lower().startswith("netappaccounts") and any(k.startswith(key + "/") for k in self.resources):
+            return 409, _error("CannotDeleteResource", f"{key.rsplit('/', 1)[-1]} still contains resources"), {}
+        op = uuid.uuid4().hex
+        self._ops[op] = {"resource": key, "left": self.create_polls, "type": rtype.lower(), "delete": True}
+        url = f"{self.url}/subscriptions/{SUB}/providers/x/locations/x/asyncoperations/{op}"
+        return 202, None, {"Azure-AsyncOperation": url + "?api-version=2024-01-01", "retry-after-ms": "5"}
+
     def validate(self, rtype: str, body: dict[str, Any]) -> tuple[str, str] | None:
         """Azure's documented rules for what diskbench creates."""
+        if rtype.lower().startswith("netappaccounts/"):
+            return self._netapp_rules(rtype.lower(), body.get("properties") or {})
         if rtype.lower() != "virtualmachines":
             return None
         props = body.get("properties", {})
@@ -234,6 +254,21 @@ class FakeArm:
                 return "InvalidParameter", "A Windows VM takes no linuxConfiguration."
         return None
 
+    def _netapp_rules(self, rtype: str, props: dict[str, Any]) -> tuple[str, str] | None:
+        tib = 1024**4
+        if rtype == "netappaccounts/capacitypools":
+            size = props.get("size", 0)
+            if size < tib or size % tib:
+                return "InvalidParameter", "Capacity pool size must be a multiple of 1 TiB, at least 1 TiB."
+        if rtype == "netappaccounts/capacitypools/volumes":
+            subnet = self.resources.get(str(props.get("subnetId", "")).lower(), {})
+            services = [d["properties"]["serviceName"] for d in subnet.get("properties", {}).get("delegations", [])]
+            if "Microsoft.NetApp/volumes" not in services:
+                return "InvalidSubnet", "The subnet is not delegated to Microsoft.NetApp/volumes."
+            if not props.get("creationToken") or props.get("usageThreshold", 0) < 50 * 1024**3:
+                return "InvalidParameter", "A volume needs a creationToken and a quota of at least 50 GiB."
+        return None
+
     def _async(self, op: str) -> tuple[int, Any, dict[str, str]]:
         state = self._ops[op]
         delay = self.slow_vm[1] if self.slow_vm and state["type"] == "virtualmachines" else self.poll_delay
@@ -243,6 +278,9 @@ class FakeArm:
         if state["left"] > 0:
             state["left"] -= 1
             return 200, {"status": "InProgress"}, {"retry-after-ms": "5"}
+        if state.get("delete"):
+            self.resources.pop(state["resource"], None)
+            return 200, {"status": "Succeeded"}, {}
         if resource is None:
             return 200, {"status": "Canceled"}, {}
         if state["type"] == "virtualmachines" and self.fail_vm_after_polls:

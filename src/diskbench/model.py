@@ -84,6 +84,8 @@ class DirectionResult:
     runtime_s: float
     clat: Latency | None
     series: Series | None = None  # per-interval rates, when the engine recorded them
+    bound: dict[str, Any] | None = None  # the limit that bound it (attribution.record.bound_json), if attributed
+    warnings: list[str] = field(default_factory=list)  # pitfalls that may make this figure lie, each with a fix
 
 
 @dataclass
@@ -100,6 +102,7 @@ class GroupResult:
     errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     declared: dict[str, Any] = field(default_factory=dict)  # the configuration an engine's output echoes
+    cpu_pct: float | None = None  # the engine's usr + sys CPU, mean per job (% of one core)
 
     def direction(self, name: str) -> DirectionResult | None:
         return next((d for d in self.directions if d.direction == name), None)

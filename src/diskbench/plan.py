@@ -56,6 +56,7 @@ class PlannedJob:
     entry: MachineBase | None = None  # the provider's machine, for machines a provider creates
     sections: list[PlannedSection] = field(default_factory=list)  # several jobs at once (else empty)
     machines: list[str] = field(default_factory=list)  # several machines at once (else empty)
+    clients: list[PlannedJob] = field(default_factory=list)  # their own jobs: where and how to reach them
     engine: str = ""
     platform: str = "linux"  # the machine's operating system family (registry name)
 
@@ -103,6 +104,8 @@ class PlannedJob:
             out["machine_spec"] = self.machine_spec
         if self.host is not None:
             out["host"] = {"address": self.host.address, "port": self.host.port}
+        if self.machines:
+            out["clients"] = list(self.machines)
         if self.sections:
             out["sections"] = [{"name": s.workload.name, "target": s.target_label} for s in self.sections]
         return out
@@ -238,6 +241,10 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
         target = dir_target(target_dir) if target_dir else profile.target
         for name in resolved:
             add(name, LOCAL, LOCAL, {"": target}, "")
+    if profile.shared is not None:
+        from .plan_group import group_units
+
+        once = group_units(profile, once)
     engines: dict[str, str] = {}
     for job in once:
         key = f"{job.workload.name}@{job.platform}"

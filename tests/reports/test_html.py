@@ -57,7 +57,8 @@ def test_report_is_self_contained_and_leaves_out_empty_sections(db: Path, tmp_pa
     html = build_report(store, ids[-1:])
     assert "<script" not in html and "<link" not in html
     assert not re.search(r"""(src|href)=["']?https?://""", html), "nothing may load from the network"
-    for section in ('id="summary"', 'id="latency"', 'id="throughput"', 'id="sweeps"', 'id="history"',
+    for section in ('id="summary"', 'id="latency"', 'id="throughput"', 'id="sweeps"', 'id="mixes"',
+                    'id="history"',
                     'id="metadata"', "<details><summary>profile</summary>", "rw=randread"):
         assert section in html, section
     assert "drawn" not in html and ">0.00<" not in html

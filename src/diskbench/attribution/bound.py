@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 
 from ..model import DirectionResult
 from .limit import Limit
-from .phases import BurstPhases, detect_burst
+from .phases import BurstPhases, Phase, detect_burst
 
 TOLERANCE = (0.90, 1.10)
 CPU_SATURATED = 90.0  # % of one core per job, or of all cores together
@@ -258,15 +258,16 @@ def _burst_phases(measured: Measured, limits: Sequence[Limit], phases: BurstPhas
     scale = measured.mbps / measured.iops if measured.iops else 0.0
     parts, matches = [], []
     for name, phase in (("burst", phases.burst), ("baseline", phases.baseline)):
-        at = replace(measured, iops=phase.mean, mbps=phase.mean * scale, series=None)
+        level = _plateau(measured, phase)
+        at = replace(measured, iops=level, mbps=level * scale, series=None)
         evals = [_evaluate(at, lim) for lim in limits if lim.applies_to(measured.direction)]
         within = [e for e in evals if TOLERANCE[0] <= e.ratio <= TOLERANCE[1]]
         if within:
             best = max(within, key=lambda e: e.ratio)
-            parts.append(f"{name} {phase.mean:,.0f} IOPS = {best.ratio:.1%} of the {best.limit.label()}")
+            parts.append(f"{name} {level:,.0f} IOPS = {best.ratio:.1%} of the {best.limit.label()}")
             matches.append(best)
         else:
-            parts.append(f"{name} {phase.mean:,.0f} IOPS")
+            parts.append(f"{name} {level:,.0f} IOPS")
     text = f"{measured.direction} stepped down: {phases.text()}; " + ", ".join(parts)
     if matches:  # the burst phase's cap when it reached one, else the baseline's
         m = matches[0]
@@ -274,3 +275,16 @@ def _burst_phases(measured: Measured, limits: Sequence[Limit], phases: BurstPhas
                      phases, notes)
     return Bound("burst", None, phases.burst.mean, None, "per-interval series", text, unit="IOPS", phases=phases,
                  notes=notes)
+
+
+def _plateau(measured: Measured, phase: Phase) -> float:
+    """The phase's level: the median of its intervals, so the second in which the bucket ran dry (half burst,
+    half baseline) does not pull the burst's level down; the phase's mean where there is no series."""
+    if not measured.series:
+        return phase.mean
+    first = round(phase.start_s / measured.interval_s)
+    values = sorted(measured.series[first:first + max(1, round(phase.duration_s / measured.interval_s))])
+    if not values:
+        return phase.mean
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2

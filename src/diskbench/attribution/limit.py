@@ -6,7 +6,8 @@ attribution code compares a measurement against that list without knowing which 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
 
 # Limit kinds. "vm_*" are the VM size's caps, "disk_*" the attached disks' caps (summed over a stripe),
 # "temp_*" the local temp disk, "nvme_*" local NVMe devices; "*_burst_*" only hold while credits last.
@@ -54,3 +55,15 @@ class Limit:
     def label(self) -> str:
         """``Standard_D8ds_v4 uncached 12,800 IOPS``."""
         return f"{self.scope} {self.value:,.0f} {self.unit}"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Limit:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def scaled(self, factor: float) -> Limit:
+        """The limit times ``factor`` (a lab whose throttles stand for the cloud's caps at a scale)."""
+        return replace(self, value=self.value * factor, scope=f"{self.scope} x{factor:g}")

@@ -22,7 +22,7 @@ CORE: dict[str, tuple[str, str]] = {
     "resume": ("run", "resume"), "latency": ("run", "latency"), "cleanup": ("run", "cleanup"),
     "runs": ("results", "runs"), "show": ("results", "show"), "import": ("results", "import_cmd"),
     "profiles": ("results", "profiles"), "profile-schema": ("results", "profile_schema"),
-    "doctor": ("results", "doctor"),
+    "doctor": ("results", "doctor"), "explain": ("explain", "explain"),
     "report": ("reports", "report"), "compare": ("reports", "compare_cmd"), "history": ("reports", "history_cmd"),
     "gate": ("reports", "gate_cmd"), "accept": ("reports", "accept"),
 }

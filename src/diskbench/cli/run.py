@@ -220,7 +220,9 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
         if (j.machine, j.target_label) != last:
             last = (j.machine, j.target_label)
             label = f"{j.machine} · {j.target_label}"
-            if created and j.machine not in described:
+            if j.machines:  # a unit on a client group: one engine run on all of them
+                label = f"{j.machine} ({len(j.machines)} clients) · {j.target_label}"
+            elif created and j.machine not in described:
                 described.add(j.machine)
                 size, storage = registry.providers.get(j.provider).describe(created[j.machine])
                 label = f"{j.machine} ({size}; {storage}) · {j.target_label}"
@@ -232,6 +234,10 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
     app.ui.print(table)
     if created:
         _costs(app, p, refresh_prices)
+        from ..attribution.plan_check import burst_warnings
+
+        for warning in burst_warnings(p):
+            app.ui.warn(warning)
     _preflight(app, p.profile.profile)
 
 

@@ -57,7 +57,8 @@ class Engine(ABC):
 
     @abstractmethod
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
-        """The job file for ``places`` (same input, same bytes). ``purpose`` names a preparation pass."""
+        """The job file for ``places`` (same input, same bytes). ``purpose`` names a preparation pass, or
+        ``measure`` for the measured run of a unit (which may also record per-second series)."""
 
     @abstractmethod
     def command(self, jobfile: str, output: str) -> list[str]:
@@ -82,6 +83,10 @@ class Engine(ABC):
     @abstractmethod
     def sniff(self, text: str) -> bool:
         """Whether ``text`` looks like this engine's output (import picks the engine by it)."""
+
+    def log_files(self, rendered: str) -> list[str]:
+        """Files besides the output that the measured run of ``rendered`` may write (interval logs)."""
+        return []
 
     def status(self, progress: JobTracker) -> Callable[[str], None]:
         """A feeder of the engine's live output that updates ``progress`` (default: ignore)."""

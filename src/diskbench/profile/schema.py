@@ -8,6 +8,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ..errors import ProfileError
 from .machines import Host, MachineBase, machine_union
+from .shared import Shared
 from .targets import ScratchTarget, Target, TargetModel
 from .workload import BUILTIN_DEFAULTS, Strict, Workload, WorkloadOptions
 
@@ -27,6 +28,7 @@ class Profile(Strict):
         default_factory=list, description="devices diskbench may overwrite on every host")
     workloads: list[Workload] = Field(min_length=1)
     repeats: int = Field(1, ge=1, le=100, description="run every job this many times, interleaved")
+    shared: Shared | None = Field(None, description="run every job on all clients at once, on one shared target")
 
     @model_validator(mode="after")
     def _references(self) -> Profile:
@@ -45,6 +47,12 @@ class Profile(Strict):
             for ref in refs or []:
                 if ref not in seen:
                     raise ValueError(f"{name!r} names unknown workload {ref!r}")
+        if self.shared is not None:
+            names = {n for n, _ in bindings}
+            unknown = [c for c in self.shared.clients or [] if c not in names]
+            if unknown or not names:
+                raise ValueError(f"shared.clients: {', '.join(unknown) or 'no hosts or machines'} "
+                                 "(the group's clients are the profile's hosts or machines)")
         target_names = {t for h in self.hosts for t in h.targets} | {
             t for m in machines for t in (m.targets or {})}
         for w in self.workloads:

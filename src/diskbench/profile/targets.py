@@ -110,8 +110,21 @@ class LunsTarget(_ArrayBase):
     luns: list[int] = Field(min_length=1, description="data disks by LUN, striped")
 
 
+NFS_OPTIONS = "rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp"  # the ANF article's mount
+
+
+class NfsTarget(_Base):
+    """An NFS export any server offers, mounted by diskbench (and unmounted after)."""
+
+    kind = "nfs"
+    nfs: str = Field(pattern=r"^[^\s:]+:/\S*$", description="the export, ADDRESS:/PATH")
+    options: str = Field(NFS_OPTIONS, pattern=r"^\S+$", description="mount options (default: NFSv3, "
+                         "nconnect=8, hard, 256 KiB rsize/wsize, tcp)")
+    mount: str | None = Field(None, description="mount point (default /mnt/diskbench-NAME)")
+
+
 TARGET_MODELS: tuple[type[_Base], ...] = (
-    ScratchTarget, DirTarget, TempTarget, DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget)
+    ScratchTarget, DirTarget, TempTarget, DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget, NfsTarget)
 KINDS: tuple[str, ...] = tuple(m.kind for m in TARGET_MODELS)
 _BY_KIND: dict[str, type[_Base]] = {m.kind: m for m in TARGET_MODELS}
 

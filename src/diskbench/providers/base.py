@@ -23,11 +23,13 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ..attribution.limit import Limit
     from ..doctor import Check
     from ..executors.base import Executor
     from ..executors.hostkeys import HostKeyTrust
     from ..plan import Plan, PlannedJob
     from ..profile import MachineBase
+    from ..profile.targets import TargetModel
 
 
 @dataclass
@@ -137,6 +139,11 @@ class Provider(ABC):
     def host_facts(self, ex: Executor) -> dict[str, Any]:
         """Facts a host knows about itself in this provider's cloud (e.g. its metadata service)."""
         return {}
+
+    def limits(self, machine: MachineBase | None, target: TargetModel) -> list[Limit]:
+        """The published limits on ``target`` of ``machine`` (VM size, disk tiers), to tell which one bound a
+        result; none where nothing is published (this machine, hosts that exist)."""
+        return []
 
     def run_options(self) -> list[Callable[[click.Command], click.Command]]:
         """click options this provider adds to ``run`` (passed back in ``RunContext.options``)."""

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..attribution.record import tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
 from .stats import Summary, summarize
@@ -29,6 +30,7 @@ def result_json(r: StoredResult) -> dict[str, Any]:
         "ios": d.ios, "io_bytes": d.io_bytes, "runtime_s": _r(d.runtime_s, 3),
         "clat_us": _clat_json(d.clat) if d.clat else None,
         "errors": r.errors, "notes": r.notes,
+        "bound": d.bound, "warnings": d.warnings, "series": d.series.to_json() if d.series else None,
     }
     if isinstance(r, Summary):
         out.update(job=r.group_key, n=r.n, iops_cv=r.iops_cv)
@@ -82,6 +84,15 @@ def _where(r: StoredResult) -> str:
     return r.target if r.host in NOT_REMOTE else f"{r.host}:{r.target}"
 
 
+def _bounds(rows: Sequence[StoredResult]) -> bool:
+    return any(r.result.bound for r in rows)
+
+
+def _warnings(rows: Sequence[StoredResult]) -> list[str]:
+    """``workload dir: warning`` lines, each once."""
+    return list(dict.fromkeys(f"{r.workload} {r.result.direction}: {w}" for r in rows for w in r.result.warnings))
+
+
 def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]:
     d = r.result
     pct = d.clat.percentiles if d.clat else {}
@@ -94,6 +105,10 @@ def _row(r: StoredResult, with_target: bool, repeats: bool = False) -> list[str]
     if repeats and isinstance(r, Summary):
         row += [str(r.n), "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%"]
     return row
+
+
+def _bound_cell(r: StoredResult) -> list[str]:
+    return [tag(r.result.bound) or "-"]
 
 
 def _headers(with_target: bool, repeats: bool = False) -> list[str]:
@@ -124,6 +139,9 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
     cols += [Col(pkey(p), right=True, drop=DROP_ORDER.get(pkey(p), 0)) for p in TABLE_PERCENTILES]
     if repeats:
         cols += [Col("n", right=True), Col("IOPS cv", right=True)]
+    bounds = _bounds(rows)
+    if bounds:
+        cols.append(Col("bound", shrink=True, min_width=5))
     table = TextTable(cols, title=_title(run, results), more="a wider terminal or --format csv shows them")
     last: str | None = None
     for r in sorted(rows, key=lambda r: (r.host, r.target)) if grouped else rows:
@@ -131,10 +149,11 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
             last = _where(r)
             table.add_group(last)
         cells = _row(r, False, repeats)
-        table.add_row(*cells)
+        table.add_row(*cells, *(_bound_cell(r) if bounds else []))
     if inexact:
         table.caption.append("~ percentiles not merged exactly (no latency bins in the fio output)")
     table.caption += sorted({e for r in results for e in r.errors})
+    table.caption += [f"! {w}" for w in _warnings(rows)]
     return table
 
 
@@ -142,14 +161,20 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     rows = summarize(results)
     with_target, inexact = _columns(rows)
     repeats = _has_repeats(rows)
-    head = _headers(with_target, repeats)
+    bounds = _bounds(rows)
+    head = _headers(with_target, repeats) + (["bound"] if bounds else [])
     lines = [f"### {_title(run, results)}", "", "| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if i < 2 + with_target else "---:" for i in range(len(head))) + "|"]
-    lines += ["| " + " | ".join(_row(r, with_target, repeats)) + " |" for r in rows]
+             "|" + "|".join("---" if i < 2 + with_target or (bounds and i == len(head) - 1) else "---:"
+                            for i in range(len(head))) + "|"]
+    lines += ["| " + " | ".join(_row(r, with_target, repeats) + (_bound_cell(r) if bounds else [])) + " |"
+              for r in rows]
     if inexact:
         lines += ["", "~ percentiles not merged exactly (no latency bins in the fio output)"]
     for err in sorted({e for r in results for e in r.errors}):
         lines += ["", f"**error:** {err}"]
+    bound_texts = [f"{r.workload}: {r.result.bound['text']}" for r in rows if r.result.bound]
+    lines += ["", "**bound:**", ""] + [f"- {t}" for t in bound_texts] if bound_texts else []
+    lines += ["", "**warnings:**", ""] + [f"- {w}" for w in _warnings(rows)] if _warnings(rows) else []
     return "\n".join(lines) + "\n"
 
 
@@ -158,7 +183,7 @@ CSV_FIELDS = (
      "iops", "bw_bytes_per_s", "ios", "io_bytes", "runtime_s", "clat_min_us", "clat_mean_us",
      "clat_max_us", "clat_stdev_us", "clat_samples"]
     + [f"clat_{pkey(p)}_us" for p in PERCENTILES]
-    + ["percentiles_exact", "errors"]
+    + ["percentiles_exact", "errors", "bound", "bound_ratio", "bound_text", "warnings"]
 )
 
 
@@ -175,6 +200,9 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
         row += [cj[k] for k in ("min", "mean", "max", "stdev", "samples")] if c else [""] * 5
         row += [cj.get(pkey(p), "") for p in PERCENTILES]
         row += [c.exact if c else "", "; ".join(r.errors)]
+        b = d.bound or {}
+        row += [b.get("kind", ""), "" if b.get("ratio") is None else b["ratio"], b.get("text", ""),
+                "; ".join(d.warnings)]
         writer.writerow(row)
     return buf.getvalue()
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from .. import __version__
+from ..attribution.record import limits_of, tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, pkey
 from ..resources import environment
 from ..store import Store, StoredResult
@@ -190,6 +191,40 @@ def sweep_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> 
     return out
 
 
+def mix_section(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[str]:
+    """A read/write mix sweep as the NetApp article draws it: total IOPS and MiB/s against the read
+    percentage (one line per workload), and mean latency over every I/O against total IOPS."""
+    from .mixes import mix_charts
+
+    out = []
+    for run in runs:
+        for chart in mix_charts(rows[run["id"]], run["id"] if len(runs) > 1 else "on"):
+            lines = chart["lines"]
+            xs = sorted({x for line in lines for x in line["x"]})
+            x = svg.Axis(-5, 105, False, xs, [f"{v:g}" for v in xs])
+            for key, unit, fmt in (("iops", "IOPS", count), ("mibs", "MiB/s", lambda v: f"{v:,.1f}")):
+                series = [svg.Series(line["label"], list(zip(line["x"], line[key], strict=True)),
+                                     [f"read {m:g}%: {fmt(v)} {unit}" for m, v in zip(line["x"], line[key],
+                                                                                    strict=True)],
+                                     ", ".join(fmt(v) for v in line[key])) for line in lines]
+                out.append(svg.line_chart(f"{chart['title']}: total {unit} by read %", series, x,
+                                          svg.value_axis([v for line in lines for v in line[key]]),
+                                          "read % (rwmixread)", unit))
+            lat = [svg.Series(line["label"], sorted((i, v) for i, v in zip(line["iops"], line["lat"], strict=True)
+                                                    if v is not None))
+                   for line in lines]
+            lat = [s for s in lat if s.points]
+            if lat:
+                for s in lat:
+                    s.tips = [f"{count(a)} IOPS: mean {latency(b)}" for a, b in s.points]
+                    s.legend = ", ".join(latency(b) for _, b in s.points)
+                out.append(svg.line_chart(f"{chart['title']}: mean latency vs total IOPS", lat,
+                                          svg.value_axis([a for s in lat for a, _ in s.points], zero=False),
+                                          svg.latency_axis([b for s in lat for _, b in s.points]),
+                                          "total IOPS", "mean latency"))
+    return out
+
+
 def series_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[str]:
     """IOPS, MiB/s and mean latency over the run, per interval, where the engine recorded them."""
     many = len(runs) > 1
@@ -205,21 +240,27 @@ def series_charts(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) ->
             mean = sum(s.iops) / len(s.iops)
             iops = svg.Series("IOPS", list(zip(t, s.iops, strict=True)), legend=(
                 f"mean {count(mean)}, min {count(min(s.iops))}, max {count(max(s.iops))} ({s.source})"))
-            charts = [(iops, svg.value_axis(s.iops), "IOPS")]
+            caps = [svg.Series(lim.label(), [(t[0], lim.value), (t[-1], lim.value)], legend=count(lim.value),
+                               dashed=True)
+                    for lim in limits_of(r.result.bound or {})
+                    if lim.metric == "iops" and lim.applies_to(r.result.direction)]
+            charts = [([iops, *caps], svg.value_axis([*s.iops, *(c.points[0][1] for c in caps)]), "IOPS")]
             if s.bw_bytes_per_s:
                 mibs = [v / MIB for v in s.bw_bytes_per_s]
-                charts.append((svg.Series("MiB/s", list(zip(t, mibs, strict=True)), legend=(
-                    f"mean {count(sum(mibs) / len(mibs), 1)}, min {count(min(mibs), 1)}, max {count(max(mibs), 1)}")),
+                charts.append(([svg.Series("MiB/s", list(zip(t, mibs, strict=True)), legend=(
+                    f"mean {count(sum(mibs) / len(mibs), 1)}, min {count(min(mibs), 1)}, max {count(max(mibs), 1)}"))],
                     svg.value_axis(mibs), "MiB/s"))
             if s.lat_mean_us:
                 pts = [(a, b) for a, b in zip(t, s.lat_mean_us, strict=False) if b is not None]
                 if len(pts) > 1:
                     vals = [b for _, b in pts]
-                    charts.append((svg.Series("mean latency", pts, legend=(
-                        f"min {latency(min(vals))}, max {latency(max(vals))}")), svg.latency_axis(vals), "latency"))
+                    charts.append(([svg.Series("mean latency", pts, legend=(
+                        f"min {latency(min(vals))}, max {latency(max(vals))}"))], svg.latency_axis(vals), "latency"))
+            note = (r.result.bound or {}).get("text", "")
             for series, y, name in charts:
-                out.append(svg.line_chart(f"{title}: {name} over time", [series], x, y,
-                                          f"time (s, every {s.interval_s:g} s)", name))
+                out.append(svg.line_chart(f"{title}: {name} over time", series, x, y,
+                                          f"time (s, every {s.interval_s:g} s)", name,
+                                          note=note if name == "IOPS" else ""))
     return out
 
 
@@ -295,7 +336,8 @@ def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[d
                         "mibs": count(r.result.bw_bytes_per_s / MIB, 1), "n": r.n,
                         "cv": "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%",
                         "pct": [mark + latency(pct.get(pkey(p))) for p in TABLE_PERCENTILES],
-                        "errors": r.errors})
+                        "errors": r.errors, "bound": tag(r.result.bound) or "-",
+                        "bound_text": (r.result.bound or {}).get("text", ""), "warnings": r.result.warnings})
     return out
 
 
@@ -340,9 +382,14 @@ def build_report(store: Store, run_refs: Sequence[str], *, with_history: bool = 
         ("throughput", "IOPS and throughput",
          "One bar per machine and storage target: the median over repetitions, whiskers from the smallest "
          "to the largest.", bar_charts(runs, rows, spreads)),
-        ("timeline", "Over time", "Per-interval figures of each job, as the engine logged them.",
+        ("timeline", "Over time", "Per-interval figures of each job, as the engine logged them; dashed "
+         "lines are the published caps the result was compared with.",
          series_charts(runs, rows)),
         ("sweeps", "Sweeps", "", sweep_charts(runs, rows)),
+        ("mixes", "Read/write mix",
+         "Total IOPS and MiB/s (read + write) against the read percentage, one line per workload; mean "
+         "latency over every I/O against total IOPS. A client group's merged rows appear under the "
+         "group's name.", mix_section(runs, rows)),
         ("history", "History",
          "Each job's stored runs by date; the shaded band is where the gate would let the newest run pass.",
          history_charts(hist, policy or Policy())),

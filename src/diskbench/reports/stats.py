@@ -64,11 +64,11 @@ def _cvs(rs: Sequence[StoredResult]) -> dict[str, float | None]:
 
 def summarize(results: Sequence[StoredResult]) -> list[Summary]:
     """Group repetitions of the same job and direction; keep the order they first appear in."""
-    groups: dict[tuple[str, str], list[StoredResult]] = {}
-    for r in results:
-        groups.setdefault((r.group_key, r.result.direction), []).append(r)
+    groups: dict[tuple[str, str, str, str, str], list[StoredResult]] = {}
+    for r in results:  # one unit may store several rows: each client's or section's, and their merge
+        groups.setdefault((r.group_key, r.workload, r.target, r.host, r.result.direction), []).append(r)
     out = []
-    for (key, direction), rs in groups.items():
+    for (key, _w, _t, _h, direction), rs in groups.items():
         first = rs[0]
         iops = [r.result.iops for r in rs]
         result = DirectionResult(
@@ -76,7 +76,8 @@ def summarize(results: Sequence[StoredResult]) -> list[Summary]:
             ios=int(median([r.result.ios for r in rs])), io_bytes=int(median([r.result.io_bytes for r in rs])),
             runtime_s=median([r.result.runtime_s for r in rs]),
             clat=_median_latency([r.result.clat for r in rs if r.result.clat]),
-            series=rs[0].result.series if len(rs) == 1 else None,  # one run's time line, not a median of several
+            bound=first.result.bound if len(rs) == 1 else None, series=first.result.series if len(rs) == 1 else None,
+            warnings=list(dict.fromkeys(w for r in rs for w in r.result.warnings)),
         )
         kept = {f: getattr(first, f) for f in StoredResult.__dataclass_fields__}
         kept.update(result=result, job_key=key, repeat=0, errors=sorted({e for r in rs for e in r.errors}),

@@ -21,6 +21,7 @@ from ..providers.base import ProviderRun
 from ..store import now_iso
 from ..store.raw import compress
 from ..units import human_bytes
+from .attribute import Attributor
 from .options import RunOptions, RunOutcome
 from .testbed import testbed_key
 from .unit import data_passes, run_engine, summary
@@ -43,6 +44,8 @@ class MachineWork:
         self._target_facts: dict[str, dict[str, Any]] = {}
         self.laid_out: set[str] = set()  # targets whose files an engine has laid out this run
         self.before: dict[str, dict[str, int] | None] = {}  # directory targets: files there before the run
+        provider, entry = registry.providers.get(jobs[0].provider), jobs[0].entry
+        self.attributor = Attributor(lambda target: provider.limits(entry, target))
 
     def acquire(self, prun: ProviderRun, trust: HostKeyTrust | None) -> Executor:
         if self.jobs[0].provider == LOCAL:
@@ -101,6 +104,7 @@ class MachineWork:
         for provider in registry.providers.all():
             facts.update(provider.host_facts(ex))
         self.store.add_host_facts(self.run_id, self.machine, facts)
+        self.attributor.cpus = facts.get("cpus") if isinstance(facts.get("cpus"), int) else None
 
     def _preparer(self, ex: Executor, platform: Platform) -> Preparer:
         host = self.jobs[0].host
@@ -146,7 +150,7 @@ class MachineWork:
         engine = registry.engines.get(job.engine)
         art = self.store.run_artifacts(self.run_id) / f"{job.seq:02d}-{job.slug}"
         art.mkdir(parents=True, exist_ok=True)
-        rendered = engine.render(job, places)
+        rendered = engine.render(job, places, purpose="measure")
         first = places[0]
         self.store.update_job(
             self.run_id, job.key, status="running", started=now_iso(), rendered=rendered, message=None,
@@ -161,6 +165,8 @@ class MachineWork:
             self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
             return False
         groups, message = engine.outcome(art, rc)
+        stderr = art / "stderr.txt"
+        self.attributor.unit(job, places, groups, stderr.read_text(errors="replace") if stderr.exists() else "")
         self._store(job, engine, groups, art)
         compress(art / engine.output_name)  # committed: the raw output is kept gzip'd
         ok = message is None

@@ -41,6 +41,9 @@ class Recorder(Protocol):
     def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str, target: str,
                     host: str, repeat: int = 1) -> None: ...
 
+    def add_results_many(self, run_id: str, job_key: str,
+                         groups: list[tuple[GroupResult, dict[str, Any]]]) -> None: ...
+
     def get_results(self, run_id: str) -> list[StoredResult]: ...
 
     def result_keys(self, run_id: str) -> set[str]: ...
@@ -111,6 +114,11 @@ class MemoryRecorder:
 
     def get_jobs(self, run_id: str) -> list[dict[str, Any]]:
         return sorted(self.jobs[run_id].values(), key=lambda j: int(j["seq"]))
+
+    def add_results_many(self, run_id: str, job_key: str,
+                         groups: list[tuple[GroupResult, dict[str, Any]]]) -> None:
+        for group, where in groups:
+            self.add_results(run_id, job_key, group, **where)
 
     def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str, target: str,
                     host: str, repeat: int = 1) -> None:

@@ -193,7 +193,8 @@ class Runner:
         (e.g. the sizes' published limits, so reports can set results against them)."""
         facts: dict[str, Any] = {}
         for name, prun in self.provider_runs.items():
-            machines = list({j.machine: j.entry for j in todo if j.provider == name and j.entry is not None}.values())
+            machines = list({j.machine: j.entry for u in todo for j in (u.clients or [u])
+                             if j.provider == name and j.entry is not None}.values())
             if machines:
                 prun.begin([m for m in machines if m is not None])
                 facts.update({k: v for k, v in prun.facts().items() if v})
@@ -242,6 +243,11 @@ class Runner:
 
     def _machine(self, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
                  trust: HostKeyTrust | None, total: int, outcome: RunOutcome) -> None:
+        if jobs[0].clients:  # one unit on many clients at once (profile shared:)
+            from .group import GroupWork
+
+            GroupWork(self, run_id, jobs, plan, options, total, outcome).run(trust)
+            return
         work = MachineWork(self, run_id, jobs, plan, options, total, outcome)
         try:
             ex = work.acquire(self.provider_runs[jobs[0].provider], trust)

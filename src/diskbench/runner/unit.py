@@ -45,6 +45,8 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
     (art / f"{prefix}exit_code").write_text(f"{rc}\n")
     if not ex.fetch(output, art / output_name):
         (art / output_name).write_text("")
+    for log in engine.log_files(rendered) if not name else []:  # per-second series of the measured run
+        ex.fetch(f"{work}/{log}", art / log)
     return rc
 
 

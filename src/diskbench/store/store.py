@@ -19,7 +19,7 @@ from typing import Any
 import platformdirs
 
 from ..errors import StoreError
-from ..model import DirectionResult, GroupResult, Latency
+from ..model import DirectionResult, GroupResult, Latency, Series
 
 # Each entry migrates the schema from version i to i + 1; never edit a released entry.
 MIGRATIONS: list[str] = [
@@ -91,7 +91,13 @@ MIGRATIONS: list[str] = [
     UPDATE jobs SET base_key = key;
     CREATE INDEX jobs_testbed ON jobs(testbed);
     """,
-    # 3: baselines selected in SQL (gate, history); latency histograms gzip-compressed (new rows
+    # 3: attribution - the limit that bound a result, its pitfalls, its per-second series
+    """
+    ALTER TABLE results ADD COLUMN bound TEXT;
+    ALTER TABLE results ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
+    ALTER TABLE results ADD COLUMN series TEXT;
+    """,
+    # 4: baselines selected in SQL (gate, history); latency histograms gzip-compressed (new rows
     # fill clat_bins_z and leave clat_bins NULL; older rows keep their JSON and stay readable)
     """
     CREATE INDEX runs_started ON runs(status, started, id);
@@ -325,19 +331,33 @@ class Store:
     def add_results(self, run_id: str, job_key: str, group: GroupResult, *, workload: str,
                     target: str, host: str, repeat: int = 1) -> None:
         """Commit every direction of one parsed group in one transaction."""
+        self.add_results_many(run_id, job_key, [(group, {"workload": workload, "target": target, "host": host,
+                                                         "repeat": repeat})])
+
+    def add_results_many(self, run_id: str, job_key: str, groups: list[tuple[GroupResult, dict[str, Any]]]) -> None:
+        """Several groups of one unit (each client's and their merge) in one transaction: one commit."""
         with self._tx() as db:
-            for d in group.directions:
-                db.execute(
-                    "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
-                    " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
-                    " clat, clat_bins_z, jobs, errors, notes, created, repeat)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run_id, job_key, workload, target, host, group.engine, group.engine_version,
-                     d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
-                     json.dumps(d.clat.to_json(), separators=(",", ":")) if d.clat else None,
-                     _packed_bins(d.clat.bins) if d.clat and d.clat.bins else None,
-                     group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
-                )
+            for group, where in groups:
+                self._insert_group(db, run_id, job_key, group, **where)
+
+    def _insert_group(self, db: sqlite3.Connection, run_id: str, job_key: str, group: GroupResult, *,
+                      workload: str, target: str, host: str, repeat: int = 1) -> None:
+        for d in group.directions:
+            db.execute(
+                "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
+                " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
+                " clat, clat_bins_z, jobs, errors, notes, created, repeat)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, job_key, workload, target, host, group.engine, group.engine_version,
+                 d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
+                 json.dumps(d.clat.to_json(), separators=(",", ":")) if d.clat else None,
+                 _packed_bins(d.clat.bins) if d.clat and d.clat.bins else None,
+                 group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
+            )
+            if d.bound or d.warnings or d.series:  # attribution (schema 3), in the row just written
+                db.execute("UPDATE results SET bound = ?, warnings = ?, series = ? WHERE id = last_insert_rowid()",
+                           (json.dumps(d.bound) if d.bound else None, json.dumps(d.warnings),
+                            json.dumps(d.series.to_json()) if d.series else None))
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         rows = self.db.execute(
@@ -364,7 +384,7 @@ class Store:
 
     def histograms(self, run_id: str) -> dict[int, dict[int, int]]:
         """Latency histograms (bin -> count) by result id: gzip'd JSON, or plain JSON in rows
-        written before schema 3."""
+        written before schema 4."""
         rows = self.db.execute("SELECT id, clat_bins, clat_bins_z FROM results WHERE run_id = ?"
                                " AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)", (run_id,))
         return {rid: {int(k): int(v) for k, v in json.loads(_bins_text(plain, packed)).items()}
@@ -422,7 +442,7 @@ class Store:
 
 
 def _bins_text(plain: str | None, packed: bytes | None) -> str:
-    """A histogram's JSON: gzip'd (schema 3 on) or plain (rows written before)."""
+    """A histogram's JSON: gzip'd (schema 4 on) or plain (rows written before)."""
     return gzip.decompress(packed).decode() if packed is not None else plain or "{}"
 
 
@@ -440,6 +460,9 @@ def _stored(row: sqlite3.Row) -> StoredResult:
         result=DirectionResult(
             direction=row["direction"], iops=row["iops"], bw_bytes_per_s=row["bw_bytes_per_s"],
             ios=row["ios"], io_bytes=row["io_bytes"], runtime_s=row["runtime_s"], clat=clat,
+            series=Series.from_json(json.loads(row["series"])) if _col(row, "series") else None,
+            bound=json.loads(row["bound"]) if _col(row, "bound") else None,
+            warnings=json.loads(_col(row, "warnings") or "[]"),
         ),
         errors=json.loads(row["errors"]), notes=json.loads(row["notes"]), repeat=row["repeat"],
         base_key=_col(row, "base_key") or row["job_key"], params=json.loads(_col(row, "params") or "{}"),

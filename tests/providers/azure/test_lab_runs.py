@@ -63,7 +63,8 @@ def small(profile: str, size: str = "16M", runtime: str = "3s") -> list[str]:
 def run(arm: FakeArm, labcloud: LabCloud, tmp_path: Path, profile: str, machines: int,
         *args: str) -> dict[str, Any]:
     arm.vm_addresses = [labcloud.address() for _ in range(machines)]
-    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB}
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "DISKBENCH_LIMITS_SCALE": str(SCALE)}  # results are attributed against the caps the guests enforce
     out = diskbench("run", "--profile", profile, "--ssh-source", "127.0.0.1", *small(profile), *args,
                     "--format", "json", db=tmp_path / "db.sqlite", env=env, timeout=1500)
     assert not labcloud.errors, labcloud.errors
@@ -90,6 +91,11 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
     assert write["iops"] < 0.92 * 3 * p30
     read = result(doc, "max-read", "read")
     assert read["iops"] > 2 * p30, read["iops"]  # the warmed ReadOnly cache serves reads above the disk's cap
+    # above the P30's own (cache-miss) cap: the host cache served it - or, at its ceiling, the VM's cached limit
+    assert read["bound"]["kind"] in ("host_cache", "vm_cached"), read["bound"]["text"]
+    assert "P30 x0.1 500 IOPS: served by the host cache" in read["bound"]["text"] or \
+        "Standard_D8ds_v4 cached+temp x0.1 7,700 IOPS" in read["bound"]["text"], read["bound"]["text"]
+    assert write["bound"]["limit_kind"] == "vm_uncached_iops", write["bound"]["text"]  # the nearest cap: the VM's
     reader = result(doc, "mixed/reader1", "read", "cache-reads")
     writer = result(doc, "mixed/writer1", "write", "nocache-writes")
     assert result(doc, "mixed", "total")["ios"] == reader["ios"] + writer["ios"]  # fioreadwrite.ini: one run
@@ -109,6 +115,90 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
     assert max(rates) > 1.2 * rates[0], rates  # the first pass read at the disk's cap, later ones from cache
     assert labcloud.specs["d8ds-v4-premium"].groups["vm"].iops == round(vm_cap)
     assert "raid0" not in subprocess.run(["cat", "/proc/mdstat"], capture_output=True, text=True).stdout
+
+
+BOUNDS_PROFILE = """\
+name: lab-bounds
+description: which emulated limit binds - the VM's group, one disk's throttle, a P10's credit burst, or none
+defaults: {ioengine: libaio, direct: true, bs: 4k, iodepth: 32, numjobs: 4, size: 16M, runtime: 6s, ramp_time: 1s,
+           time_based: true}
+machines:
+  - name: d2ds-bounds
+    region: westeurope
+    size: Standard_D2ds_v5  # uncached 3,750 IOPS: 375 in the lab, which a TCG guest reaches on a busy machine
+    os_disk: {type: Premium_LRS, caching: ReadWrite}
+    data_disks:
+      - {count: 2, type: Premium_LRS, size_gb: 1024, caching: None}  # LUN 0-1: P30, 5,000 IOPS, no credit burst
+      - {count: 1, type: Standard_LRS, size_gb: 16384, caching: None}  # LUN 2: S70, 2,000 IOPS
+      - {count: 1, type: Premium_LRS, size_gb: 128, caching: None}   # LUN 3: P10, 500 IOPS, bursts to 3,500
+    targets:
+      stripe: {luns: [0, 1], fs: xfs, mount: /mnt/stripe}
+      single: {lun: 2, raw: true}  # raw: every I/O the throttle counts is fio's (no filesystem journal)
+      burst: {lun: 3, raw: true}  # raw: no mkfs or file layout spends the credits before the run
+workloads:
+  - {name: stripe-write, rw: randwrite, targets: [stripe]}
+  - {name: stripe-paced, rw: randwrite, numjobs: 2, rate_iops: 50, targets: [stripe]}
+  - {name: single-write, rw: randwrite, targets: [single]}
+  - {name: burst-write, rw: randwrite, runtime: 16s, ramp_time: 0s, targets: [burst]}
+"""
+
+
+def capped(res: dict[str, Any], kind: str, limit_kind: str, cap: float) -> None:
+    """The result is set against the cap its guest enforces, and bound by it whenever the guest reached it.
+
+    A TCG guest on a machine shared with other tests stalls for parts of seconds, and a throttle's bucket
+    never gives a stalled second back; the median second tells whether the cap was reached at all.
+    """
+    bound, seconds = res["bound"], sorted(res["series"]["iops"])
+    assert (bound["limit_kind"], bound["limit"]) == (limit_kind, cap), (bound["text"], seconds)  # the nearest
+    assert bound["kind"] in (kind, "none"), (bound["text"], res["series"]["iops"])  # never another limit
+    if seconds[len(seconds) // 2] >= 0.95 * cap:
+        assert bound["kind"] == kind, (bound["text"], res["series"]["iops"])
+
+
+def test_each_result_names_the_emulated_limit_that_bound_it(cloud: tuple[FakeArm, LabCloud], tmp_path: Path) -> None:
+    """The runner's attribution against the caps QEMU enforces: the tables scaled as the lab scales them."""
+    arm, labcloud = cloud
+    (tmp_path / "bounds.yaml").write_text(BOUNDS_PROFILE)
+    arm.vm_addresses = [labcloud.address()]
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "DISKBENCH_LIMITS_SCALE": str(SCALE)}
+    out = diskbench("run", "--profile", str(tmp_path / "bounds.yaml"), "--ssh-source", "127.0.0.1", "--format",
+                    "json", db=tmp_path / "db.sqlite", env=env, timeout=1500)
+    assert not labcloud.errors, labcloud.errors
+    assert out.returncode == 0, out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    groups = labcloud.specs["d2ds-bounds"].groups
+    vm_cap = groups["vm"].iops  # what the guest's VM-level throttle group enforces: 3,750 x SCALE
+    disks = {d.lun: d.cap for d in labcloud.specs["d2ds-bounds"].disks if d.lun is not None}
+    assert vm_cap == 375 and disks[2] is not None and disks[2].iops == 200
+    assert disks[3] is not None and (disks[3].iops, disks[3].burst_iops) == (50, 350)
+
+    stripe = result(doc, "stripe-write", "write")  # 2 x P30 = 1,000 > the VM's 375
+    capped(stripe, "vm_uncached", "vm_uncached_iops", vm_cap)
+    assert "not the 2 x P30 x0.1 (1,000)" in stripe["bound"]["text"] or stripe["bound"]["kind"] == "none"
+
+    paced = result(doc, "stripe-paced", "write")  # 2 x 50 IOPS: well below every limit, so no bound is claimed
+    assert paced["bound"]["kind"] == "none", paced["bound"]["text"]
+    assert "below every limit (highest: 2" in paced["bound"]["text"]  # ~100 of the VM's 375
+
+    single = result(doc, "single-write", "write")  # one S70 (200): its own throttle, under the VM's 375
+    capped(single, "disk", "disk_iops", disks[2].iops)
+
+    burst = result(doc, "burst-write", "write")
+    bound = burst["bound"]
+    assert bound["kind"] == "burst" and bound["phases"], (bound["text"], burst["series"]["iops"])
+    phases = bound["phases"]
+    assert 0.75 * disks[3].burst_iops < phases["burst"]["mean"] < 1.1 * disks[3].burst_iops, phases
+    assert 0.7 * disks[3].iops < phases["baseline"]["mean"] < 1.2 * disks[3].iops, phases  # with the drain
+    assert 3 <= phases["baseline"]["start_s"] <= 7, phases  # the bucket: 350 x 4 s, drained at 300/s
+    # each phase set against the cap the guest enforces for it (the plateau, not the second the bucket ran dry)
+    assert "% of the P10 burst x0.1 350 IOPS, baseline" in bound["text"], bound["text"]
+    assert bound["text"].endswith("% of the P10 x0.1 50 IOPS"), bound["text"]
+    assert len(burst["series"]["iops"]) <= round(burst["runtime_s"])  # whole seconds of the run (and its drain)
+
+    text = diskbench("explain", "last", "burst-write", db=tmp_path / "db.sqlite").stdout
+    assert "phases: burst" in text and "P10 x0.1" in text
 
 
 def test_e8_family_os_disk_caching_and_the_temp_disk(cloud: tuple[FakeArm, LabCloud], tmp_path: Path) -> None:

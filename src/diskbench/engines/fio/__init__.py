@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from ...runner.progress import JobTracker
 
 FIO_ARGS = ["--output-format=json+", "--eta=always", "--eta-interval=1s"]
-MIN_FIO = (3, 1)  # json+ latency bins
+MIN_FIO = (3, 1)
+LOG_OPTIONS = ("write_iops_log=", "write_bw_log=", "write_lat_log=", "log_avg_msec=")  # json+ latency bins
 
 
 def _version_tuple(text: str) -> tuple[int, ...]:
@@ -50,7 +51,7 @@ class FioEngine(Engine):
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
         from .render import render_fio
 
-        return render_fio(job, places, by_hand=purpose == "by-hand")
+        return render_fio(job, places, by_hand=purpose == "by-hand", logs=purpose == "measure")
 
     def command(self, jobfile: str, output: str) -> list[str]:
         return ["fio", *FIO_ARGS, f"--output={output}", jobfile]
@@ -83,6 +84,18 @@ class FioEngine(Engine):
         doc = extract_fio_document(output.read_text(errors="replace"), str(output))
         (merged,) = parse_fio_document(doc, merge_all=True)
         return merged
+
+    def log_files(self, rendered: str) -> list[str]:
+        from .logs import log_files
+
+        return log_files(rendered)
+
+    def outcome(self, art: Path, rc: int) -> tuple[list[GroupResult], str | None]:
+        from .logs import attach_series
+
+        groups, message = super().outcome(art, rc)
+        attach_series(art, groups)
+        return groups, message
 
     def sniff(self, text: str) -> bool:
         return '"fio version"' in text or '"client_stats"' in text
@@ -118,6 +131,8 @@ class FioEngine(Engine):
         lines = []
         for line in rendered.splitlines():
             if not line.strip() or line.lstrip().startswith((";", "#")):
+                continue
+            if line.startswith(LOG_OPTIONS):  # how diskbench records, not what the job does
                 continue
             if line.startswith(("directory=", "filename=")):
                 line = line.split("=", 1)[0] + "=<target>"

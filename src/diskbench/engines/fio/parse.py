@@ -280,9 +280,11 @@ def _group(name: str, jobs: list[dict[str, Any]], version: str) -> GroupResult:
         directions.append(total)
     job_names = list(dict.fromkeys(str(j.get("jobname", "")) for j in jobs))
     hosts = list(dict.fromkeys(str(j["hostname"]) for j in jobs if j.get("hostname")))
+    cpu = [float(j.get("usr_cpu", 0)) + float(j.get("sys_cpu", 0)) for j in jobs if "usr_cpu" in j]
     return GroupResult(
         name=name, job_names=job_names, jobs=len(jobs), engine="fio", engine_version=version,
         directions=directions, hosts=hosts, errors=errors, notes=notes,
+        cpu_pct=sum(cpu) / len(cpu) if cpu else None,
     )
 
 

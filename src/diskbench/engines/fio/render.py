@@ -42,16 +42,18 @@ def job_filename(job: PlannedJob) -> str:
 
 
 def render_fio(job: PlannedJob, places: list[Place] | str | None, env: jinja2.Environment | None = None, *,
-               filename: str | None = None, by_hand: bool = False) -> str:
+               filename: str | None = None, by_hand: bool = False, logs: bool = False) -> str:
     """The job file for ``job`` on its prepared ``places`` (a directory for a one-job unit works too).
 
     Same input, same bytes. A place's workload may differ from the job's own (preparation
-    passes touch the very files the measured job uses).
+    passes touch the very files the measured job uses). ``logs``: per-second interval logs (the measured run).
     """
+    from .logs import log_prefix
+
     if places is None or isinstance(places, str):
         places = [Place(job.workload, job.target_label, places, filename)]
     env = env or environment()
-    env.filters.update(fio_bool=_fio_bool, fio_value=_fio_value)
+    env.filters.update(fio_bool=_fio_bool, fio_value=_fio_value, log_prefix=log_prefix)
     return env.get_template(FIO_TEMPLATE).render(
         version=__version__,
         profile=job.profile,
@@ -61,4 +63,5 @@ def render_fio(job: PlannedJob, places: list[Place] | str | None, env: jinja2.En
         jobfile=job_filename(job),
         percentile_list=":".join(f"{p:g}" for p in PERCENTILES),
         by_hand=by_hand, env_target=any(p.directory == BY_HAND_TARGET for p in places),
+        logs=logs,
     )

@@ -20,6 +20,7 @@ from ...profile.targets import (
     DirTarget,
     LunsTarget,
     LunTarget,
+    NfsTarget,
     NvmeTarget,
     ScratchTarget,
     StripeTarget,
@@ -137,6 +138,8 @@ class LinuxPreparer(Preparer):
             return Prepared(directory=target.dir)
         if isinstance(target, TempTarget):
             return self._temp()
+        if isinstance(target, NfsTarget):
+            return self._nfs(target)
         assert isinstance(target, (DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget))
         devices = self.devices(target)
         if target.raw:
@@ -250,6 +253,34 @@ class LinuxPreparer(Preparer):
 
         prepared.cleanup.append(unmount)
         return point
+
+
+    def _nfs(self, target: NfsTarget) -> Prepared:
+        """Mount the export; each client writes in its own folder (several mount one export)."""
+        point = target.mount or f"/mnt/diskbench-{self.run_id[-4:]}-nfs"
+        prepared = Prepared()
+        self._ok(["mkdir", "-p", point], f"mkdir {point}")
+        self.line(f"{self.ex.name}: mounting {target.nfs} on {point} ({target.options})")
+        self._ok(["mount", "-t", "nfs", "-o", target.options, target.nfs, point], f"mount {target.nfs}", 120)
+
+        def unmount() -> None:
+            self.ex.run(["umount", "-f", point], privileged=True, timeout=120)
+            if target.mount is None:
+                self.ex.run(["rmdir", point], privileged=True)
+
+        prepared.cleanup.append(unmount)
+        seen = self.ex.run(["findmnt", "-no", "OPTIONS", point]).stdout.strip()
+        self.line(f"{self.ex.name}: {target.nfs} mounted with {seen or '?'}")
+        folder = f"{point}/diskbench-{self.run_id[-4:]}-{self.name}"
+        try:
+            self._ok(["mkdir", "-p", folder], f"mkdir {folder}")
+            self._ok(["chmod", "1777", folder], f"chmod {folder}")
+        except BaseException:
+            prepared.release()
+            raise
+        prepared.cleanup.append(lambda: self.platform.remove_tree(self.ex, folder))
+        prepared.directory = folder
+        return prepared
 
 
 def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:

@@ -16,11 +16,13 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ...attribution.limit import Limit
     from ...doctor import Check
     from ...executors.base import Executor
     from ...plan import Plan
     from ...platforms.base import DeviceMap
     from ...profile import MachineBase
+    from ...profile.targets import TargetModel
 
 JOURNAL = "azure-journal.jsonl"
 
@@ -116,6 +118,12 @@ class AzureProvider(Provider):
         from .facts import azure_facts
 
         return azure_facts(ex)
+
+    def limits(self, machine: MachineBase | None, target: TargetModel) -> list[Limit]:
+        from .bounds import limits_for
+        from .schema import Machine
+
+        return limits_for(machine, target) if isinstance(machine, Machine) else []
 
     def run_options(self) -> list[Callable[[click.Command], click.Command]]:
         from .cli import run_options

@@ -54,7 +54,7 @@ def estimate(plan: Plan, prices: dict[str, Any] | None = None) -> list[MachineCo
     prices = prices or load_prices()
     minutes: dict[str, float] = {}
     specs: dict[str, Machine] = {}
-    for job in plan.jobs:
+    for job in [c for unit in plan.jobs for c in (unit.clients or [unit])]:  # a group's clients too
         if not isinstance(job.entry, Machine):
             continue
         minutes[job.machine] = minutes.get(job.machine, PROVISION_OVERHEAD_MIN) + job.expected_s / 60
@@ -76,6 +76,13 @@ def estimate(plan: Plan, prices: dict[str, Any] | None = None) -> list[MachineCo
         usd = None if vm is None else hours * (vm + disks)
         note = "no price for this size" if vm is None else (f"no price for {', '.join(missing)}" if missing else "")
         out.append(MachineCost(name, spec.size, minutes[name], usd, note))
+    shared = plan.profile.profile.shared
+    if shared is not None and shared.anf is not None and minutes:
+        from .anf import hourly_usd, pool_tib
+
+        spent = max(minutes.values())  # the volume lives as long as the run's longest machine
+        out.append(MachineCost("anf", f"{shared.anf.service_level} {pool_tib(shared.anf)} TiB pool", spent,
+                               hourly_usd(shared.anf) * spent / 60, "Azure NetApp Files, approximate"))
     return out
 
 

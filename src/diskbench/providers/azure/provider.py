@@ -22,7 +22,9 @@ from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
 from ...plan import PlannedJob
 from ...profile import Host, MachineBase
+from ...profile.shared import AnfVolume
 from ..base import ProviderRun
+from .anf import AnfResources
 from .errors import arm
 from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, tags
 from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
@@ -54,6 +56,8 @@ class AzureRun(ProviderRun):
         self._subnets: dict[str, str] = {}
         self._lock = threading.Lock()
         self.capabilities: dict[str, SizeInfo] = {}  # live, from the SKU API: saved with the run
+        self.region: str | None = None
+        self.anf: AnfResources | None = None  # a scale-out run's NetApp volume (profile shared: anf:)
 
     # --- before the VMs ---------------------------------------------------------------------
     def begin(self, machines: list[MachineBase]) -> None:
@@ -66,7 +70,7 @@ class AzureRun(ProviderRun):
                 self.line(f"pre-flight: {p}")
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
                                "created", hint="see the lines above")
-        region = mine[0].region
+        region = self.region = mine[0].region
         with arm("creating the resource group and network"):
             self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
             self.line(f"azure: resource group {self.group} in {region}")
@@ -80,6 +84,19 @@ class AzureRun(ProviderRun):
         vnet = net.virtual_networks.begin_create_or_update(
             self.group, f"vnet-{region}", vnet_body(region, self.tags, nsg.id)).result()
         self._subnets[region] = vnet.subnets[0].id
+
+    def shared_volume(self, spec: AnfVolume) -> str:
+        """An Azure NetApp Files volume in the run's group and VNet; its export ``ADDRESS:/PATH``."""
+        from .anf import online_problems
+
+        assert self.group is not None and self.region is not None
+        with arm("checking the NetApp quota"):
+            problems = online_problems(self.session, spec, self.region)
+        if problems:
+            raise ProfileError(problems[0] + "; no volume was created")
+        self.anf = AnfResources(self.session, self.group, self.region, self.tags, self.run_id, self.line)
+        with arm("creating the Azure NetApp Files volume"):
+            return self.anf.create(spec, f"vnet-{self.region}")
 
     # --- one VM -----------------------------------------------------------------------------
     def create(self, m: Machine) -> Host:
@@ -145,6 +162,9 @@ class AzureRun(ProviderRun):
     def teardown(self) -> None:
         if self.group is None:
             return
+        if self.anf is not None and self.anf.made:  # a pool holding a volume blocks the group's delete
+            with arm("deleting the Azure NetApp Files volume, pool and account"):
+                self.anf.delete()
         self.line(f"azure: deleting {self.group} and everything in it")
         with arm(f"deleting {self.group} (delete it with `az group delete -n {self.group}`)"):
             delete_group(self.session, self.journal, self.group)

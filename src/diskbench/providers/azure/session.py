@@ -91,6 +91,12 @@ class AzureSession:
         return self._client("compute", ComputeManagementClient)
 
     @property
+    def netapp(self) -> Any:
+        from azure.mgmt.netapp import NetAppManagementClient
+
+        return self._client("netapp", NetAppManagementClient)
+
+    @property
     def network(self) -> Any:
         from azure.mgmt.network import NetworkManagementClient
 

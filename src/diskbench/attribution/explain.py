@@ -1,0 +1,87 @@
+"""``diskbench explain``: why a stored result is what it is, in words that fit 80 columns.
+
+Everything comes from what was stored with the result (its bound, the limits it was compared with and
+their sources, its warnings), so an old run is explained against the tables of its day. The last line
+says what to change to measure the next limit up: the bound names the ceiling, this names the way past it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from typing import Any
+
+from ..store import StoredResult
+from .limit import Limit
+from .record import limits_of
+
+WIDTH = 80
+NEXT = {
+    "vm_uncached": "a larger VM size: its uncached cap is the ceiling, not the disks",
+    "vm_cached": "a larger VM size: its cached (and temp) limit is the ceiling",
+    "temp": "a size with a larger (or NVMe) temp disk",
+    "disk": "more disks in the stripe or a larger tier, up to the VM's cap",
+    "nvme": "a size with more NVMe devices",
+    "burst": "a run longer than the credits last, to measure the baseline",
+    "host_cache": "caching None (or a working set larger than the cache) to measure the disk itself",
+    "cpu": "more numjobs, or a faster ioengine (io_uring), so fio's CPU is not the limit",
+    "queue": "a deeper queue (iodepth x numjobs), so the device, not the latency, sets the rate",
+}
+
+
+def _wrap(text: str, indent: str = "  ", first: str | None = None) -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=first if first is not None else indent,
+                         subsequent_indent=indent + ("  " if first is not None else ""), break_on_hyphens=False)
+
+
+def _limit_rows(limits: Sequence[Limit], direction: str) -> list[str]:
+    rows = []
+    for lim in limits:
+        if not lim.applies_to(direction):
+            continue
+        flags = [f for f, on in (("burst", lim.burst), ("cache-miss only", lim.cache_miss_only)) if on]
+        extra = f" ({', '.join(flags)})" if flags else ""
+        rows.append(f"    {lim.scope[:38]:<38} {lim.value:>12,.0f} {lim.unit:<4} {lim.direction}{extra}")
+    return rows
+
+
+def explain(result: StoredResult) -> list[str]:
+    d = result.result
+    where = result.target if result.host in ("local", "imported") else f"{result.host}:{result.target}"
+    lines = [f"{result.workload} {d.direction} on {where}: {d.iops:,.0f} IOPS, {d.bw_bytes_per_s / 1e6:,.1f} MB/s"]
+    bound: dict[str, Any] | None = d.bound
+    if bound is None:
+        lines += _wrap("no bound: no published limit applies to this target and fio's CPU was not "
+                       "saturated (a cloud provider with limit tables gives one)")
+    else:
+        lines += _wrap(str(bound.get("text", "")))
+        phases = bound.get("phases")
+        if phases:
+            lines += _wrap(f"phases: burst {phases['burst']['mean']:,.0f} IOPS for "
+                           f"{phases['burst']['duration_s']:,.0f} s, then baseline {phases['baseline']['mean']:,.0f}"
+                           f" IOPS from {phases['baseline']['start_s']:,.0f} s")
+        limits = limits_of(bound)
+        if limits:
+            lines.append("  limits compared:")
+            lines += _limit_rows(limits, d.direction)
+            for source in dict.fromkeys(lim.source for lim in limits):
+                lines += _wrap(f"source: {source}", "    ")
+        hint = NEXT.get(str(bound.get("kind")))
+        if hint:
+            lines += _wrap(f"to measure the next limit up: {hint}")
+        elif limits:
+            lines += _wrap("to measure the next limit up: a deeper queue or more jobs; the result is below "
+                           "every limit")
+    if d.warnings:
+        lines.append("  warnings:")
+        for w in d.warnings:
+            lines += _wrap(w, "      ", "    - ")
+    return lines
+
+
+def select(results: Sequence[StoredResult], job: str | None) -> list[StoredResult]:
+    """The results of ``job`` (a job key, its base key, or a workload name); all when None."""
+    if job is None:
+        return list(results)
+    return [r for r in results if job in (r.job_key, r.base_key, r.workload)
+            or r.workload.startswith(f"{job}/")]

@@ -1,0 +1,122 @@
+"""A unit on a client group: fio --server on two lab hosts, one fio --client run from here.
+
+The merged rows diskbench stores are checked against fio's own "All clients" entry of the same
+output, and against an independent merge of the per-client bins; servers and workspaces are
+gone afterwards, and a client that cannot be reached fails the run with one line naming it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from diskbench.engines.fio.clientserver import all_clients
+from diskbench.engines.fio.parse import extract_fio_document
+from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
+from diskbench.model import PERCENTILES, pkey
+from diskbench.store import Store
+
+from ..conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
+from ..lab import Lab
+
+pytestmark = needs_fio
+
+
+def _profile(tmp_path: Path, hosts: list[dict[str, object]], target: dict[str, object], port: int) -> Path:
+    doc = {"name": "group", "defaults": {"size": "4M", "runtime": "1s", "ramp_time": "0s", "bs": "4k",
+                                         "ioengine": "psync", "direct": False},
+           "hosts": hosts, "shared": {"target": target, "port": port},
+           "workloads": [{"name": "mix", "rw": "randrw", "rwmixread": [100, 50]}]}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_two_clients_merged_equals_fios_all_clients(lab: Lab, db: Path, tmp_path: Path) -> None:
+    hosts = [lab.add_host(), lab.add_host()]
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    path = _profile(tmp_path, [h.profile_host() for h in hosts], {"dir": str(shared)}, 18765)
+    out = diskbench("run", "--profile", str(path), "--known-hosts", str(lab.known_hosts), "--format", "json",
+                    db=db)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)["results"]
+    assert {r["job"] for r in results} == {"clients/dir:" + str(shared) + "/mix-rwmixread100",
+                                           "clients/dir:" + str(shared) + "/mix-rwmixread50"}
+    run = Store(db).get_run("last")
+    outputs = sorted(Path(run["artifacts_dir"]).glob("*/output.json"))
+    assert len(outputs) == 2
+    for output in outputs:
+        doc = extract_fio_document(output.read_text())
+        fio_all = all_clients(doc)
+        assert fio_all is not None
+        workload = "mix-rwmixread100" if "rwmixread100" in output.parent.name else "mix-rwmixread50"
+        rows = {(r["host"], r["direction"]): r for r in results if r["workload"] == workload}
+        assert {h for h, _ in rows} == {"clients", "lab0", "lab1"}
+        # randrepeat=0 was forced on every client
+        assert "randrepeat=0" in (output.parent / "lab0.job.fio").read_text()
+        for d in ("read", "write"):
+            if fio_all[d]["total_ios"] == 0:
+                continue
+            merged, one, two = rows[("clients", d)], rows[("lab0", d)], rows[("lab1", d)]
+            assert merged["ios"] == fio_all[d]["total_ios"] == one["ios"] + two["ios"]
+            assert merged["io_bytes"] == fio_all[d]["io_bytes"]
+            assert merged["iops"] == pytest.approx(fio_all[d]["iops"], abs=1e-6)  # fio prints 6 decimals
+            fio_clat = fio_all[d]["clat_ns"]
+            clat = merged["clat_us"]
+            assert (clat["min"], clat["max"]) == (fio_clat["min"] / 1000, fio_clat["max"] / 1000)
+            assert merged["clat_us"]["samples"] == fio_clat["N"]
+            got = {k: v for k, v in merged["clat_us"].items() if k.startswith("p") and k[1:2].isdigit()}
+            assert merged["clat_us"]["percentiles_exact"]
+            if "percentile" in fio_clat:  # fio >= 3.39 prints its own merge
+                assert got == {pkey(float(k)): v / 1000 for k, v in fio_clat["percentile"].items()}
+            entries = [e for e in doc["client_stats"] if e is not fio_all]
+            bins = merge_bins({int(k): v for k, v in e[d]["clat_ns"]["bins"].items()} for e in entries)
+            assert got == {pkey(p): v / 1000 for p, v in percentiles_from_bins(bins, PERCENTILES).items()}
+            assert got["p99"] > 0
+    # the servers are stopped and the workspaces removed
+    ps = subprocess.run(["pgrep", "-af", "fio --server=ip:198."], capture_output=True, text=True).stdout
+    assert not [ln for ln in ps.splitlines() if any(h.address in ln for h in hosts)], ps
+
+
+def test_a_client_down_is_named(lab: Lab, db: Path, tmp_path: Path) -> None:
+    up, down = lab.add_host(), lab.add_host()
+    down.kill_sshd()
+    path = _profile(tmp_path, [up.profile_host(), down.profile_host()], {"dir": str(tmp_path)}, 18766)
+    out = diskbench("run", "--profile", str(path), "--known-hosts", str(lab.known_hosts), db=db)
+    assert out.returncode == 1
+    assert "client lab1: connecting failed" in out.stdout + out.stderr, out.stdout + out.stderr
+    ps = subprocess.run(["pgrep", "-af", f"fio --server=ip:{up.address}"], capture_output=True, text=True).stdout
+    assert not ps.strip()
+
+
+def test_a_client_killed_mid_job_gives_a_partial_result(lab: Lab, db: Path, tmp_path: Path) -> None:
+    hosts = [lab.add_host(), lab.add_host()]
+    path = _profile(tmp_path, [h.profile_host() for h in hosts], {"dir": str(tmp_path)}, 18767)
+    doc = yaml.safe_load(path.read_text())
+    doc["defaults"].update(runtime="6s", rate_iops=200)
+    doc["workloads"] = [{"name": "long", "rw": "randread"}]
+    path.write_text(yaml.safe_dump(doc))
+    proc = start_diskbench("run", "--profile", str(path), "--known-hosts", str(lab.known_hosts),
+                           "--format", "json", db=db)
+    wait_for_job(db, "long")
+    time.sleep(2.5)
+    pids = subprocess.run(["ip", "netns", "pids", hosts[1].ns], capture_output=True, text=True).stdout.split()
+    for pid in pids:  # every fio of lab1: the server and the job it runs
+        if Path(f"/proc/{pid}/comm").read_text().strip().startswith("fio"):
+            os.kill(int(pid), signal.SIGKILL)
+    code, stderr = finish(proc)
+    assert code == 1, stderr
+    (job,) = Store(db).get_jobs(Store(db).get_run("last")["id"])
+    assert job["status"] == "failed" and "lab1" in job["message"], job
+    rows = Store(db).get_results(Store(db).get_run("last")["id"])
+    assert {r.host for r in rows} == {"lab0"}  # the survivor's own rows; no total that lacks lab1
+    assert not subprocess.run(["pgrep", "-af", f"fio --server=ip:{hosts[0].address}"], capture_output=True,
+                              text=True).stdout.strip()
