@@ -17,6 +17,7 @@ from diskbench.plan import build_plan
 from diskbench.profile import load_profile
 from diskbench.runner import Runner, RunOptions
 from diskbench.store import Store
+from diskbench.store.raw import read_raw
 from diskbench.ui import UI
 
 from ..conftest import diskbench, finish, needs_fio, needs_root, start_diskbench, wait_for_job
@@ -43,14 +44,14 @@ def test_run_keeps_artifacts_facts_and_results(db: Path, tiny_profile: Path, wor
     assert "[rr]" in jobs[0]["rendered"]
     art = Path(run["artifacts_dir"])
     for job_dir in ("00-rr", "01-rw-mix"):
-        for name in ("job.fio", "output.json", "stdout.txt", "stderr.txt", "exit_code"):
+        for name in ("job.fio", "output.json.gz", "stdout.txt", "stderr.txt", "exit_code"):
             assert (art / job_dir / name).exists(), (job_dir, name)
     results = store.get_results(outcome.run_id)
     assert [(r.workload, r.result.direction) for r in results] == [
         ("rr", "read"), ("rw-mix", "read"), ("rw-mix", "write"), ("rw-mix", "total")]
     assert results[1].jobs == 2
     # The stored numbers are the ones in the raw output, which can be re-parsed at any time.
-    raw = json.loads((art / "00-rr" / "output.json").read_text())
+    raw = json.loads(read_raw(art / "00-rr" / "output.json"))  # kept gzip'd
     assert results[0].result.ios == raw["jobs"][0]["read"]["total_ios"]
 
 

@@ -76,6 +76,10 @@ class Engine(ABC):
     def parse(self, text: str, *, source: str, per_job: bool = False) -> Parsed:
         """Results from the engine's output as it left it; ``ParseError`` naming ``source``."""
 
+    def parse_file(self, path: Path, read: Callable[[Path], str], *, per_job: bool = False) -> Parsed:
+        """``parse`` of a file (``read`` decodes it whole); an engine may read only what it needs."""
+        return self.parse(read(path), source=str(path), per_job=per_job)
+
     @abstractmethod
     def sniff(self, text: str) -> bool:
         """Whether ``text`` looks like this engine's output (import picks the engine by it)."""

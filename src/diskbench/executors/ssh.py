@@ -7,12 +7,15 @@ the run: diskbench reconnects and follows the files again from where it left off
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import getpass
 import io
 import logging
 import os
+import secrets
 import socket
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,6 +28,7 @@ from ..platforms.base import Shell
 from ..profile import Host
 from .base import Completed, Executor
 from .hostkeys import HostKeyError, HostKeyTrust, VerifyBeforeAuth
+from .ssh_session import SessionTimeout, ShellSession
 
 RECONNECT_EVERY_S = 1.0
 KILLED = -9
@@ -56,6 +60,9 @@ class SSHExecutor(Executor):
         self._no_sftp = False
         self.work_root = self.sh.work_root(self.user, host.name)
         self._pid: str | None = None
+        self._session: ShellSession | None = None
+        self._session_lock = threading.Lock()
+        self.channels = 0  # exec and SFTP channels opened (the host's sshd sees one session each)
 
     def interrupt(self) -> None:
         if self._pid:
@@ -90,7 +97,7 @@ class SSHExecutor(Executor):
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
-        self._client = self._sftp = None
+        self._client = self._sftp = self._session = None
 
     def _live(self) -> paramiko.SSHClient:
         transport = self._client.get_transport() if self._client else None
@@ -106,6 +113,7 @@ class SSHExecutor(Executor):
             raise NoSftp
         if self._sftp is None:
             try:
+                self.channels += 1
                 self._sftp = client.open_sftp()
             except paramiko.SSHException as exc:
                 if not client.get_transport() or not client.get_transport().is_active():  # type: ignore[union-attr]
@@ -150,6 +158,12 @@ class SSHExecutor(Executor):
 
     def shell(self, cmd: str, *, timeout: float = 60.0, argv: list[str] | None = None) -> Completed:
         def once() -> Completed:
+            framed = self._in_session(cmd, timeout)
+            if framed is not None:
+                rc, stdout_b, stderr_b = framed
+                return Completed(argv or [cmd], rc, stdout_b.decode("utf-8", "replace"),
+                                 stderr_b.decode("utf-8", "replace"))
+            self.channels += 1
             _, out, err = self._live().exec_command(cmd, timeout=timeout)
             stdout = out.read().decode("utf-8", "replace")
             stderr = err.read().decode("utf-8", "replace")
@@ -158,7 +172,43 @@ class SSHExecutor(Executor):
         result: Completed = self._retrying(f"`{cmd[:40]}`", once, time.monotonic() + timeout)
         return result
 
+    def _in_session(self, cmd: str, timeout: float) -> tuple[int, bytes, bytes] | None:
+        """``cmd`` through the connection's long-lived shell; None when the platform has none or
+        it is busy (another thread, e.g. a Ctrl-C stopping fio), so the caller opens a channel."""
+        opener = self.sh.session()
+        if opener is None or not self._session_lock.acquire(blocking=False):
+            return None
+        try:
+            client = self._live()
+            if self._session is None or not self._session.usable:
+                transport = client.get_transport()
+                assert transport is not None
+                self.channels += 1
+                self._session = ShellSession(transport, self.sh, opener)
+            try:
+                return self._session.run(cmd, timeout)
+            except SessionTimeout:
+                self._session = None
+                raise TimeoutError(f"no answer within {timeout:.0f} s") from None
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    self._session.close()
+                self._session = None
+                raise
+        finally:
+            self._session_lock.release()
+
     def write_text(self, path: str, text: str) -> None:
+        if self.sh.session() is not None:  # a heredoc through the session: no SFTP channel
+            end = "DBK" + secrets.token_hex(8)
+            data = base64.encodebytes(text.encode("utf-8")).decode("ascii")
+            folder = self.sh.quote(os.path.dirname(path) or "/")
+            out = self.shell(f"mkdir -p {folder} && base64 -d > {self.sh.quote(path)} <<'{end}'\n{data}{end}",
+                             timeout=60)
+            if out.returncode != 0:
+                raise ExecutionError(f"{self.name}: cannot write {path}: {out.stderr.strip()}")
+            return
+
         def once() -> None:
             try:
                 sftp = self._sftp_client()
@@ -172,6 +222,9 @@ class SSHExecutor(Executor):
         self._retrying(f"upload of {path}", once, time.monotonic() + 60)
 
     def fetch(self, path: str, dest: Path) -> bool:
+        if self.sh.session() is not None:  # base64 through the session: no SFTP channel
+            return self._exec_download(path, dest)
+
         def once() -> bool:
             try:
                 self._sftp_client().get(path, str(dest))
@@ -186,6 +239,7 @@ class SSHExecutor(Executor):
 
     def _exec_upload(self, path: str, data: bytes) -> None:
         """``mkdir -p`` and ``cat >`` over an exec channel, for hosts without SFTP."""
+        self.channels += 1
         channel = self._live().get_transport().open_session()  # type: ignore[union-attr]
         channel.exec_command(self.sh.write_file(path))
         channel.sendall(data)
@@ -198,8 +252,6 @@ class SSHExecutor(Executor):
         out = self.shell(self.sh.read_file(path), timeout=120)
         if out.returncode != 0:
             return False
-        import base64
-
         dest.write_bytes(base64.b64decode(out.stdout))
         return True
 
@@ -252,6 +304,7 @@ class SSHExecutor(Executor):
         try:
             transport = self._live().get_transport()
             assert transport is not None
+            self.channels += 1
             channel = transport.open_session()
             channel.settimeout(0.2)
             channel.exec_command(cmd)

@@ -62,6 +62,16 @@ class Shell(ABC):
     def work_root(self, user: str, host: str) -> str:
         """Where this host keeps a run's job files and outputs."""
 
+    def session(self) -> str | None:
+        """A long-lived interpreter that runs ``framed`` commands one after another, so a host's
+        many small commands share one SSH channel; None where the platform has none."""
+        return None
+
+    def framed(self, cmd: str, token: str) -> str:
+        """``cmd`` for the ``session`` interpreter: stdin closed, then a line ``token RC NERR``
+        on stdout followed by NERR bytes of the command's stderr."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
 class DeviceMap:

@@ -139,12 +139,11 @@ def judge(value: float, baseline: list[float], threshold: float, higher_is_bette
     return "PASS", m, limit, ""
 
 
-def _baseline_runs(store: Store, run: dict[str, Any], policy: Policy) -> list[dict[str, Any]]:
+def _window(run: dict[str, Any], policy: Policy) -> tuple[str, str]:
+    """The baseline window as the store's ISO times: ``baseline_days`` before the run, up to it."""
     started = datetime.fromisoformat(run["started"])
     since = started - timedelta(days=policy.baseline_days)
-    runs = [r for r in store.list_runs() if r["id"] != run["id"] and r["status"] == "completed"
-            and r.get("accepted") != 0 and since <= datetime.fromisoformat(r["started"]) <= started]
-    return runs  # newest first
+    return since.isoformat(timespec="seconds"), started.isoformat(timespec="seconds")
 
 
 def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
@@ -161,13 +160,15 @@ def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
         result.verdict = "ERROR"
         return result
     rows = summarize(store.get_results(run["id"]))
-    candidates = _baseline_runs(store, run, policy)
-    history = {r["id"]: summarize(store.get_results(r["id"])) for r in candidates}
+    since, until = _window(run, policy)
+    baselines: dict[str | None, list[Summary]] = {}  # per testbed: its newest runs, summarized, newest first
     for row in rows:
-        same = [h for rid in (c["id"] for c in candidates)
-                for h in history[rid] if h.group_key == row.group_key and h.result.direction == row.result.direction]
-        comparable = [h for h in same if h.testbed == row.testbed][: policy.baseline_runs]
-        if same and not comparable:
+        if row.testbed not in baselines:
+            picked = store.baseline_results(run["id"], row.testbed, since, until, policy.baseline_runs)
+            baselines[row.testbed] = [h for _, results in picked for h in summarize(results)]
+        comparable = [h for h in baselines[row.testbed] if h.group_key == row.group_key
+                      and h.result.direction == row.result.direction][: policy.baseline_runs]
+        if not comparable and store.job_seen(run["id"], row.group_key, since, until):
             result.warnings.append(f"{row.group_key}: its configuration changed (testbed {row.testbed}); "
                                    "a new baseline starts with this run")
             result.checks.append(Check(row.group_key, row.result.direction, "all", "NOT_COMPARABLE",

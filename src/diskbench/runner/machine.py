@@ -19,6 +19,7 @@ from ..platforms.base import Platform, Prepared, Preparer
 from ..profile import writes
 from ..providers.base import ProviderRun
 from ..store import now_iso
+from ..store.raw import compress
 from ..units import human_bytes
 from .attribute import Attributor
 from .options import RunOptions, RunOutcome
@@ -95,8 +96,9 @@ class MachineWork:
         facts = platform.host_facts(ex)
         for name in dict.fromkeys(j.engine for j in self.jobs):
             engine = registry.engines.get(name)
-            version = engine.ensure(ex, platform, install=host.install_fio if host else False,
-                                    host=self.machine, line=self.ui.line)
+            known = self.runner.local_versions.get(name) if self.jobs[0].provider == LOCAL else None
+            version = known or engine.ensure(ex, platform, install=host.install_fio if host else False,
+                                             host=self.machine, line=self.ui.line)
             self.versions[name] = version
             facts[f"{name}_version"] = version
         for provider in registry.providers.all():
@@ -166,6 +168,7 @@ class MachineWork:
         stderr = art / "stderr.txt"
         self.attributor.unit(job, places, groups, stderr.read_text(errors="replace") if stderr.exists() else "")
         self._store(job, engine, groups, art)
+        compress(art / engine.output_name)  # committed: the raw output is kept gzip'd
         ok = message is None
         self.store.update_job(self.run_id, job.key, status="done" if ok else "failed",
                               finished=now_iso(), exit_code=rc, message=message)

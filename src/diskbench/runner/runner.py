@@ -46,6 +46,7 @@ class Runner:
         self._active: dict[str, Executor] = {}
         self._counter = 0
         self._lock = threading.Lock()
+        self.local_versions: dict[str, str | None] = {}  # engines found on this machine by _check_local
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
@@ -110,7 +111,8 @@ class Runner:
         platform = registry.platforms.get(ex.platform)
         for name in dict.fromkeys(j.engine for j in local):
             engine = registry.engines.get(name)
-            if not engine.version(ex):
+            self.local_versions[name] = version = engine.version(ex)  # asked once per run
+            if not version:
                 raise ExecutionError(f"{engine.name} is not installed on this machine",
                                      hint=f"install it with `apt-get install -y {engine.name}`, then run again")
         for job in local:  # a typo in --target is caught before a run is recorded

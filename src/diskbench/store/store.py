@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
 import os
 import secrets
@@ -95,6 +97,15 @@ MIGRATIONS: list[str] = [
     ALTER TABLE results ADD COLUMN warnings TEXT NOT NULL DEFAULT '[]';
     ALTER TABLE results ADD COLUMN series TEXT;
     """,
+    # 4: baselines selected in SQL (gate, history); latency histograms gzip-compressed (new rows
+    # fill clat_bins_z and leave clat_bins NULL; older rows keep their JSON and stay readable)
+    """
+    CREATE INDEX runs_started ON runs(status, started, id);
+    CREATE INDEX runs_newest ON runs(started, id);
+    CREATE INDEX jobs_testbed_run ON jobs(testbed, run_id);
+    CREATE INDEX jobs_base_key ON jobs(base_key, run_id);
+    ALTER TABLE results ADD COLUMN clat_bins_z BLOB;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 TERMINAL = ("completed", "partial", "failed", "interrupted")
@@ -156,6 +167,12 @@ class Store:
         self._lock = threading.RLock()
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
+        # A run commits a few times per job: in WAL mode with synchronous=NORMAL a commit is an
+        # append, not three fsyncs (a crash of diskbench loses nothing; a power cut at most the
+        # last commits, whose raw outputs are in the artifacts).
+        with contextlib.suppress(sqlite3.Error):  # a read-only store stays as it is (and junk
+            self.db.execute("PRAGMA journal_mode = WAL")  # is reported by _migrate)
+            self.db.execute("PRAGMA synchronous = NORMAL")
         self._migrate()
 
     def close(self) -> None:
@@ -246,8 +263,9 @@ class Store:
         if run_ref in ("last", "latest"):
             rows = self.db.execute("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT 1").fetchall()
         else:
+            # a prefix as a range on the primary key (LIKE would read every run)
             rows = self.db.execute(
-                "SELECT * FROM runs WHERE id = ? OR id LIKE ? ORDER BY id", (run_ref, run_ref + "%")
+                "SELECT * FROM runs WHERE id >= ? AND id < ? ORDER BY id", (run_ref, run_ref + "\U0010ffff")
             ).fetchall()
             exact = [r for r in rows if r["id"] == run_ref]
             rows = exact or rows
@@ -328,12 +346,12 @@ class Store:
             db.execute(
                 "INSERT INTO results (run_id, job_key, workload, target, host, engine,"
                 " engine_version, direction, iops, bw_bytes_per_s, ios, io_bytes, runtime_s,"
-                " clat, clat_bins, jobs, errors, notes, created, repeat)"
+                " clat, clat_bins_z, jobs, errors, notes, created, repeat)"
                 " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, job_key, workload, target, host, group.engine, group.engine_version,
                  d.direction, d.iops, d.bw_bytes_per_s, d.ios, d.io_bytes, d.runtime_s,
-                 json.dumps(d.clat.to_json()) if d.clat else None,
-                 json.dumps(d.clat.bins) if d.clat and d.clat.bins else None,
+                 json.dumps(d.clat.to_json(), separators=(",", ":")) if d.clat else None,
+                 _packed_bins(d.clat.bins) if d.clat and d.clat.bins else None,
                  group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat),
             )
             if d.bound or d.warnings or d.series:  # attribution (schema 3), in the row just written
@@ -364,6 +382,43 @@ class Store:
             out[row["testbed"]].append(_stored(row))
         return out
 
+    def histograms(self, run_id: str) -> dict[int, dict[int, int]]:
+        """Latency histograms (bin -> count) by result id: gzip'd JSON, or plain JSON in rows
+        written before schema 4."""
+        rows = self.db.execute("SELECT id, clat_bins, clat_bins_z FROM results WHERE run_id = ?"
+                               " AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)", (run_id,))
+        return {rid: {int(k): int(v) for k, v in json.loads(_bins_text(plain, packed)).items()}
+                for rid, plain, packed in rows.fetchall()}
+
+    def baseline_results(self, run_id: str, testbed: str | None, since: str, until: str,
+                         runs: int) -> list[tuple[str, list[StoredResult]]]:
+        """The newest ``runs`` completed, not rejected runs of ``testbed`` between ``since`` and
+        ``until`` (ISO times), newest first, each with its results of that testbed; selected in
+        SQL through indexes, so the time does not grow with the store."""
+        picked = self.db.execute(
+            "SELECT r.id FROM runs r WHERE r.id != ? AND r.status = 'completed'"
+            " AND r.started >= ? AND r.started <= ? AND (r.accepted IS NULL OR r.accepted != 0)"
+            " AND EXISTS (SELECT 1 FROM jobs j WHERE j.testbed IS ? AND j.run_id = r.id)"
+            " ORDER BY r.started DESC, r.id DESC LIMIT ?", (run_id, since, until, testbed, runs),
+        ).fetchall()
+        out = []
+        for (rid,) in picked:
+            rows = self.db.execute(
+                "SELECT r.*, j.base_key AS base_key, j.params AS params, j.testbed AS testbed"
+                " FROM jobs j JOIN results r ON r.run_id = j.run_id AND r.job_key = j.key"
+                " WHERE j.run_id = ? AND j.testbed IS ? ORDER BY j.seq, r.id", (rid, testbed),
+            ).fetchall()
+            out.append((rid, [_stored(row) for row in rows]))
+        return out
+
+    def job_seen(self, run_id: str, base_key: str, since: str, until: str) -> bool:
+        """Whether a completed, not rejected run in the window has a job ``base_key`` (any testbed)."""
+        return self.db.execute(
+            "SELECT 1 FROM jobs j JOIN runs r ON r.id = j.run_id WHERE j.base_key = ? AND r.id != ?"
+            " AND r.status = 'completed' AND r.started >= ? AND r.started <= ?"
+            " AND (r.accepted IS NULL OR r.accepted != 0) LIMIT 1", (base_key, run_id, since, until),
+        ).fetchone() is not None
+
     def delete_run(self, run_id: str) -> None:
         """Remove a run with its jobs and results (the caller removes its artifacts folder)."""
         with self._tx() as db:
@@ -379,9 +434,21 @@ class Store:
     def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
         """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
         report's histograms; kept out of get_results, which every report reads."""
-        rows = self.db.execute("SELECT job_key, direction, repeat, clat_bins FROM results"
-                               " WHERE run_id = ? AND clat_bins IS NOT NULL", (run_id,)).fetchall()
-        return {(r[0], r[1], r[2]): {int(k): int(v) for k, v in json.loads(r[3]).items()} for r in rows}
+        rows = self.db.execute("SELECT job_key, direction, repeat, clat_bins, clat_bins_z FROM results"
+                               " WHERE run_id = ? AND (clat_bins IS NOT NULL OR clat_bins_z IS NOT NULL)",
+                               (run_id,)).fetchall()
+        return {(r[0], r[1], r[2]): {int(k): int(v) for k, v in json.loads(_bins_text(r[3], r[4])).items()}
+                for r in rows}
+
+
+def _bins_text(plain: str | None, packed: bytes | None) -> str:
+    """A histogram's JSON: gzip'd (schema 4 on) or plain (rows written before)."""
+    return gzip.decompress(packed).decode() if packed is not None else plain or "{}"
+
+
+def _packed_bins(bins: dict[int, int]) -> bytes:
+    """A histogram as gzip'd compact JSON: a tenth of its JSON text."""
+    return gzip.compress(json.dumps(bins, separators=(",", ":")).encode(), compresslevel=6, mtime=0)
 
 
 def _stored(row: sqlite3.Row) -> StoredResult:

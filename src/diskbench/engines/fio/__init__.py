@@ -70,6 +70,14 @@ class FioEngine(Engine):
                  "fio_time": doc.get("time"), "global_options": doc.get("global options")}
         return Parsed(groups, facts)
 
+    def parse_file(self, path: Path, read: Callable[[Path], str], *, per_job: bool = False) -> Parsed:
+        from .stream import last_document_text
+
+        tail = last_document_text(path)  # a big status-interval file: only its last document
+        if tail is None:
+            return super().parse_file(path, read, per_job=per_job)
+        return self.parse(tail, source=str(path), per_job=per_job)
+
     def combine(self, output: Path) -> GroupResult | None:
         from .parse import extract_fio_document, parse_fio_document
 

@@ -62,3 +62,15 @@ class PosixShell(Shell):
 
     def work_root(self, user: str, host: str) -> str:
         return f"/tmp/diskbench-{user}/{host}"
+
+    def session(self) -> str:
+        # the login shell, which ran every command when each had its own channel (bash's kill
+        # takes `--`, dash's does not)
+        return 'exec "${SHELL:-/bin/sh}"'
+
+    def framed(self, cmd: str, token: str) -> str:
+        """A subshell (an ``exit`` in ``cmd`` ends it, not the session); its stderr goes to the
+        session's temp file ($E, removed when the session ends) and follows the marker line."""
+        return (f"[ -n \"$E\" ] || {{ E=$(mktemp) && trap 'rm -f \"$E\"' EXIT; }}\n"
+                f"(\n{cmd}\n) </dev/null 2>\"$E\"; r=$?\n"
+                f"printf '\\n%s %s %s\\n' {token} \"$r\" \"$(wc -c < \"$E\")\"; cat \"$E\"\n")
