@@ -86,12 +86,9 @@ class GroupWork:
                 if self.runner.stopped:
                     return
                 ok = self._unit(job)
-                with self.runner._lock:
-                    self.outcome.done += ok
-                    self.outcome.failed += not ok
+                self.runner.tally(self.outcome, ok)
         except DiskbenchError as exc:
-            remaining = [j for j in self.jobs if self._status(j) in ("pending", "running")]
-            self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
+            self.runner.fail_unfinished(self.run_id, self.jobs, str(exc), self.outcome)
         finally:
             self._each("stopping", self._stop, raise_first=False)
 
@@ -128,9 +125,6 @@ class GroupWork:
             text = str(exc) if client.name in str(exc) else f"{client.name}: {exc}"
             raise ExecutionError(f"client {client.name}: {what} failed: {text.removeprefix(client.name + ': ')}"
                                  f"{more}")
-
-    def _status(self, job: PlannedJob) -> str:
-        return next((j["status"] for j in self.store.get_jobs(self.run_id) if j["key"] == job.key), "pending")
 
     # --- per client ---------------------------------------------------------------------------
     def _acquire(self, c: Client, trust: HostKeyTrust | None) -> None:

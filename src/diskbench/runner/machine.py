@@ -68,12 +68,9 @@ class MachineWork:
                 if places is None:
                     continue
                 ok = self._unit(ex, platform, job, places)
-                with self.runner._lock:
-                    self.outcome.done += ok
-                    self.outcome.failed += not ok
+                self.runner.tally(self.outcome, ok)
         except DiskbenchError as exc:
-            remaining = [j for j in self.jobs if self._status(j) in ("pending", "running")]
-            self.runner.fail(self.run_id, remaining, str(exc), self.outcome)
+            self.runner.fail_unfinished(self.run_id, self.jobs, str(exc), self.outcome)
         finally:
             try:
                 self._remove_laid_out(ex, platform)
@@ -85,9 +82,6 @@ class MachineWork:
             if root is not None:  # a remote host: its copies of job files and outputs
                 platform.remove_workspace(ex, f"{root}/{self.run_id}", root)
             ex.close()
-
-    def _status(self, job: PlannedJob) -> str:
-        return next((j["status"] for j in self.store.get_jobs(self.run_id) if j["key"] == job.key), "pending")
 
     # --- before the units -------------------------------------------------------------------
     def _learn(self, ex: Executor, platform: Platform) -> None:

@@ -232,6 +232,18 @@ class Runner:
             outcome.messages.append(message)
         self.ui.line(f"FAILED: {message}")
 
+    def tally(self, outcome: RunOutcome, ok: bool) -> None:
+        """One unit finished (``ok``) or failed: counted under the runner's lock."""
+        with self._lock:
+            outcome.done += ok
+            outcome.failed += not ok
+
+    def fail_unfinished(self, run_id: str, jobs: list[PlannedJob], message: str, outcome: RunOutcome) -> None:
+        """What stopped a machine or group (its connection, its preparation) fails the jobs it left."""
+        status = {j["key"]: j["status"] for j in self.store.get_jobs(run_id)}
+        self.fail(run_id, [j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], message,
+                  outcome)
+
     def next_index(self) -> int:
         with self._lock:
             self._counter += 1
