@@ -280,7 +280,8 @@ def _group(name: str, jobs: list[dict[str, Any]], version: str) -> GroupResult:
         directions.append(total)
     job_names = list(dict.fromkeys(str(j.get("jobname", "")) for j in jobs))
     hosts = list(dict.fromkeys(str(j["hostname"]) for j in jobs if j.get("hostname")))
-    cpu = [float(j.get("usr_cpu", 0)) + float(j.get("sys_cpu", 0)) for j in jobs if "usr_cpu" in j]
+    cpu = [_number(j, "usr_cpu", w) + _number(j, "sys_cpu", w)  # checked as every number fio writes
+           for j in jobs if "usr_cpu" in j for w in [f"job {j.get('jobname')!r:.40}"]]
     return GroupResult(
         name=name, job_names=job_names, jobs=len(jobs), engine="fio", engine_version=version,
         directions=directions, hosts=hosts, errors=errors, notes=notes,
