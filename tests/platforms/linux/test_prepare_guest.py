@@ -72,7 +72,7 @@ def test_nvme_raid0_is_built_measured_and_taken_apart(guest: Guest, tmp_path: Pa
     assert {(r["workload"], r["direction"]) for r in doc["results"]} == {("rr", "read"), ("rw", "write")}
     assert doc["run"]["targets"]["raid/md"]["fstype"] == "xfs"
     # nothing left: no array, no superblock on the members, nothing mounted on /mnt
-    assert "active" not in guest.check("cat /proc/mdstat")
+    assert "active" not in guest.check("cat /proc/mdstat"), stderr
     for i in range(4):
         rc_examine, out, _ = guest.run(f"mdadm --examine /dev/nvme{i}n1")
         assert rc_examine != 0 and "Magic" not in out

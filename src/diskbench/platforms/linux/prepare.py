@@ -228,7 +228,15 @@ class LinuxPreparer(Preparer):
                   *devices], "mdadm --create")
 
         def stop() -> None:
-            self.ex.run(["mdadm", "--stop", md], privileged=True)
+            # Right after the unmount udev may still be probing the array ("cannot get exclusive
+            # access"): settle and try again for a while rather than leave it assembled.
+            for _ in range(10):
+                if self.ex.run(["mdadm", "--stop", md], privileged=True).returncode == 0:
+                    break
+                self.ex.run(["sh", "-c", "udevadm settle --timeout=5 2>/dev/null; sleep 0.5"], privileged=True)
+            else:
+                self.line(f"{self.ex.name}: could not stop {md}; stop it with mdadm --stop {md}")
+                return
             self.ex.run(["mdadm", "--zero-superblock", *devices], privileged=True)
 
         prepared.cleanup.append(stop)
