@@ -62,6 +62,14 @@ def test_cached_reads_below_the_cached_limit_are_the_host_cache() -> None:
                              "(52% of the Standard_D8ds_v4 cached+temp 77,000 IOPS)")
 
 
+def test_cached_reads_near_the_disks_mb_cap_are_still_the_host_cache() -> None:
+    # 46,000 4k reads (188 MB/s, 94% of the P30's 200 MB/s): above its 5,000 IOPS, so from the cache,
+    # and the disk's MB/s cap cannot bind them either (a lab run once called this "bound by the disk")
+    m = Measured("read", iops=46000, mbps=188.0, bs_bytes=4096, iodepth=32, jobs=4, host_cache=True)
+    b = decide_bound(m, _limits(D8DS, TargetSpec("lun", (3,))))
+    assert b.kind in ("host_cache", "vm_cached"), b.text
+
+
 def test_temp_disk_and_cache_writes_meet_the_cached_and_temp_budget() -> None:
     # seed 000, async.ini (8k random write, QD256 x 4): the cached+temp budget is one MB/s cap
     e8ds_temp = _limits(MachineSpec("Standard_E8ds_v4"), TargetSpec("temp"))

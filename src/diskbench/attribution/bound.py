@@ -100,7 +100,11 @@ def decide_bound(measured: Measured, limits: Sequence[Limit]) -> Bound:
     phases = detect_burst(measured.series, measured.interval_s) if measured.series else None
     if phases:
         return _burst_phases(measured, limits, phases, notes)
-    found = _platform(measured, evals, notes) or _cpu(measured, notes) or _queue(measured, evals, notes)
+    # Reads above a cached disk's cap come from the host cache: none of that disk's caps (IOPS or
+    # MB/s) binds them, even when the cached rate happens to sit near one of them.
+    served = measured.host_cache and any(e.ratio > TOLERANCE[1] and e.limit.cache_miss_only for e in evals)
+    capping = [e for e in evals if not (served and e.limit.cache_miss_only)]
+    found = _platform(measured, capping, notes) or _cpu(measured, notes) or _queue(measured, capping, notes)
     return found or _explained_excess(measured, evals, notes) or _none(measured, evals, notes)
 
 
