@@ -20,22 +20,14 @@ from diskbench.providers.azure.provider import AzureRun
 from diskbench.providers.azure.session import AzureSession, connect
 
 from ...fake_arm import SUB, FakeArm
-from .test_azure import _skus
+from .test_azure import serve_arm
 
 RUN = "20261123-200000-abcd"
 
 
 @pytest.fixture
 def arm() -> Iterator[FakeArm]:
-    fake = FakeArm(skus=_skus(), usages=[
-        {"name": {"value": "cores", "localizedValue": "Total Regional vCPUs"}, "currentValue": 0, "limit": 1000,
-         "unit": "Count"},
-        {"name": {"value": "standardDSv5Family", "localizedValue": "DSv5"}, "currentValue": 0, "limit": 1000,
-         "unit": "Count"}]).start()
-    try:
-        yield fake
-    finally:
-        fake.stop()
+    yield from serve_arm("standardDSv5Family", "DSv5", used=0, limit=1000, cores=1000)
 
 
 @pytest.fixture

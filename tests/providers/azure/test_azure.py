@@ -32,17 +32,22 @@ def _skus(region: str = "westeurope") -> list[dict[str, object]]:
     return out
 
 
-@pytest.fixture
-def arm() -> Iterator[FakeArm]:
+def serve_arm(family: str, localized: str, *, used: int, limit: int, cores: int) -> Iterator[FakeArm]:
+    """A started fake ARM with this machine's SKUs and one family's vCPU quota; stopped after."""
     fake = FakeArm(skus=_skus(), usages=[
-        {"name": {"value": "cores", "localizedValue": "Total Regional vCPUs"}, "currentValue": 0, "limit": 100,
+        {"name": {"value": "cores", "localizedValue": "Total Regional vCPUs"}, "currentValue": 0, "limit": cores,
          "unit": "Count"},
-        {"name": {"value": "standardEDSv4Family", "localizedValue": "EDSv4"}, "currentValue": 4, "limit": 20,
+        {"name": {"value": family, "localizedValue": localized}, "currentValue": used, "limit": limit,
          "unit": "Count"}]).start()
     try:
         yield fake
     finally:
         fake.stop()
+
+
+@pytest.fixture
+def arm() -> Iterator[FakeArm]:
+    yield from serve_arm("standardEDSv4Family", "EDSv4", used=4, limit=20, cores=100)
 
 
 @pytest.fixture
