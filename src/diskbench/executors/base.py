@@ -8,7 +8,7 @@ host's platform's business, and an executor asks its platform's shell when it mu
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +34,12 @@ class Executor(ABC):
         ``privileged`` steps (mkfs, mount, fio on devices) get sudo where the host asks for it.
         """
 
+    def run_many(self, commands: Sequence[list[str]], *, timeout: float = 60.0,
+                 privileged: bool = False) -> list[Completed]:
+        """Several short commands in order; an executor that can send them in one round trip
+        does (a host's facts, a unit's outputs), which is what keeps many hosts cheap."""
+        return [self.run(argv, timeout=timeout, privileged=privileged) for argv in commands]
+
     @abstractmethod
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
@@ -46,6 +52,10 @@ class Executor(ABC):
     @abstractmethod
     def fetch(self, path: str, dest: Path) -> bool:
         """Copy a host file into the local artifacts; False if it does not exist."""
+
+    def fetch_many(self, pairs: Sequence[tuple[str, Path]]) -> list[bool]:
+        """``fetch`` for each (host path, local path), in one round trip where the executor can."""
+        return [self.fetch(path, dest) for path, dest in pairs]
 
     @abstractmethod
     def workspace(self, local_dir: Path) -> str:

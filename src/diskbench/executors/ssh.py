@@ -17,9 +17,9 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import paramiko
 
@@ -28,9 +28,10 @@ from ..platforms.base import Shell
 from ..profile import Host
 from .base import Completed, Executor
 from .hostkeys import HostKeyError, HostKeyTrust, VerifyBeforeAuth
-from .ssh_session import SessionTimeout, ShellSession
+from .ssh_session import Reply, SessionTimeout, ShellSession
 
 RECONNECT_EVERY_S = 1.0
+T = TypeVar("T")
 KILLED = -9
 # paramiko logs every failed reconnect with a traceback; diskbench reports them itself.
 logging.getLogger("paramiko").addHandler(logging.NullHandler())
@@ -158,11 +159,9 @@ class SSHExecutor(Executor):
 
     def shell(self, cmd: str, *, timeout: float = 60.0, argv: list[str] | None = None) -> Completed:
         def once() -> Completed:
-            framed = self._in_session(cmd, timeout)
+            framed = self._in_session(lambda session: session.run(cmd, timeout), timeout)
             if framed is not None:
-                rc, stdout_b, stderr_b = framed
-                return Completed(argv or [cmd], rc, stdout_b.decode("utf-8", "replace"),
-                                 stderr_b.decode("utf-8", "replace"))
+                return _completed(argv or [cmd], framed)
             self.channels += 1
             _, out, err = self._live().exec_command(cmd, timeout=timeout)
             stdout = out.read().decode("utf-8", "replace")
@@ -172,9 +171,28 @@ class SSHExecutor(Executor):
         result: Completed = self._retrying(f"`{cmd[:40]}`", once, time.monotonic() + timeout)
         return result
 
-    def _in_session(self, cmd: str, timeout: float) -> tuple[int, bytes, bytes] | None:
-        """``cmd`` through the connection's long-lived shell; None when the platform has none or
-        it is busy (another thread, e.g. a Ctrl-C stopping fio), so the caller opens a channel."""
+    def run_many(self, commands: Sequence[list[str]], *, timeout: float = 60.0,
+                 privileged: bool = False) -> list[Completed]:
+        """All of ``commands`` in one round trip when the host has a session shell."""
+        return self._shell_many([self.command(argv, privileged=privileged) for argv in commands],
+                                list(commands), timeout)
+
+    def _shell_many(self, cmds: list[str], argvs: list[list[str]], timeout: float) -> list[Completed]:
+        if len(cmds) < 2 or self.sh.session() is None:
+            return [self.shell(cmd, timeout=timeout, argv=argv) for cmd, argv in zip(cmds, argvs, strict=True)]
+
+        def once() -> list[Reply] | None:
+            return self._in_session(lambda session: session.run_many(cmds, timeout), timeout)
+
+        replies: list[Reply] | None = self._retrying(f"`{cmds[0][:40]}` and {len(cmds) - 1} more", once,
+                                                     time.monotonic() + timeout)
+        if replies is None:  # the session is busy (a Ctrl-C stopping fio): one by one
+            return [self.shell(cmd, timeout=timeout, argv=argv) for cmd, argv in zip(cmds, argvs, strict=True)]
+        return [_completed(argv, reply) for argv, reply in zip(argvs, replies, strict=True)]
+
+    def _in_session(self, use: Callable[[ShellSession], T], timeout: float) -> T | None:
+        """``use`` the connection's long-lived shell; None when the platform has none or it is
+        busy (another thread, e.g. a Ctrl-C stopping fio), so the caller opens a channel."""
         opener = self.sh.session()
         if opener is None or not self._session_lock.acquire(blocking=False):
             return None
@@ -186,7 +204,7 @@ class SSHExecutor(Executor):
                 self.channels += 1
                 self._session = ShellSession(transport, self.sh, opener)
             try:
-                return self._session.run(cmd, timeout)
+                return use(self._session)
             except SessionTimeout:
                 self._session = None
                 raise TimeoutError(f"no answer within {timeout:.0f} s") from None
@@ -248,12 +266,15 @@ class SSHExecutor(Executor):
         if rc != 0:
             raise ExecutionError(f"{self.name}: cannot write {path} (exit {rc}) and the host has no SFTP")
 
+    def fetch_many(self, pairs: Sequence[tuple[str, Path]]) -> list[bool]:
+        if self.sh.session() is None:
+            return [self.fetch(path, dest) for path, dest in pairs]
+        reads = [self.sh.read_file(path) for path, _ in pairs]
+        outs = self._shell_many(reads, [[r] for r in reads], timeout=120)
+        return [_downloaded(out, dest) for out, (_, dest) in zip(outs, pairs, strict=True)]
+
     def _exec_download(self, path: str, dest: Path) -> bool:
-        out = self.shell(self.sh.read_file(path), timeout=120)
-        if out.returncode != 0:
-            return False
-        dest.write_bytes(base64.b64decode(out.stdout))
-        return True
+        return _downloaded(self.shell(self.sh.read_file(path), timeout=120), dest)
 
 
     def workspace(self, local_dir: Path) -> str:
@@ -264,17 +285,24 @@ class SSHExecutor(Executor):
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
         work = workdir or os.path.dirname(argv[-1])
-        # One round trip starts the command detached and follows its status; the wrapper's pid
-        # and exit code come back on stderr, the command's own stdout on stdout.
+        # The wrapper's pid and exit code come back on stderr, the command's own stdout on stdout.
+        # With a session shell, one command starts it and the next follows it on the same channel;
+        # without one, one exec channel does both.
         start = self.sh.start_detached(argv, work, lambda wrapper: self.command(wrapper, privileged=privileged))
         deadline = time.monotonic() + timeout
         received, rc, reconnected = 0, None, False
-        pid: str | None = None
+        pid: str | None = self._start_in_session(start, argv[0], work)
         with open(stdout_path, "wb") as local_out:
             while rc is None:
                 follow = self.sh.follow(work, pid, start, received)
                 try:
-                    received, rc, seen_pid = self._follow(follow, local_out, on_output, received, deadline)
+                    followed = self._follow_in_session(follow, local_out, on_output, received, deadline) \
+                        if pid else None
+                    if followed is not None:
+                        received, rc = followed
+                        seen_pid = None
+                    else:
+                        received, rc, seen_pid = self._follow(follow, local_out, on_output, received, deadline)
                 except KeyboardInterrupt:
                     if pid or self._pid:
                         self._kill(pid or self._pid or "")
@@ -290,11 +318,52 @@ class SSHExecutor(Executor):
                             self._kill(pid)
                         rc = -9
         self._pid = None
+        wanted = [(f"{work}/stderr.txt", stderr_path)]
         if reconnected:  # what was streamed may have gaps; the host's file has it all
-            self.fetch(f"{workdir}/stdout.txt", stdout_path)
-        if not self.fetch(f"{workdir}/stderr.txt", stderr_path):
+            wanted.append((f"{work}/stdout.txt", stdout_path))
+        if not self.fetch_many(wanted)[0]:
             stderr_path.write_bytes(b"")
         return rc
+
+    def _start_in_session(self, start: str, program: str, work: str) -> str | None:
+        """Start the command detached through the session shell: its pid, or None when the host
+        has no session shell (the exec channel that follows it starts it then)."""
+        if self.sh.session() is None:
+            return None
+        out = self.shell(start, timeout=60)
+        pid = out.stderr.split("PID ", 1)[1].split("\n", 1)[0].strip() if "PID " in out.stderr else ""
+        if not pid.isdigit():
+            raise ExecutionError(f"{self.name}: could not start {program} in {work}")
+        self._pid = pid  # Ctrl-C can stop it from now on
+        return pid
+
+    def _follow_in_session(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
+                           received: int, deadline: float) -> tuple[int, int | None] | None:
+        """Stream output through the session until the wrapper exits: (bytes seen, exit code or
+        None when the follow was cut short); None when the session is busy."""
+        seen = [received]
+
+        def chunk(data: bytes) -> None:
+            local_out.write(data)
+            seen[0] += len(data)
+            on_output(data.decode("utf-8", "replace"))
+
+        def follow(session: ShellSession) -> bytes:
+            return session.stream(cmd, chunk, max(1.0, deadline - time.monotonic()))[1]
+
+        try:
+            err = self._in_session(follow, deadline - time.monotonic())
+        except TimeoutError:
+            return seen[0], None  # the deadline passed: the caller stops the command
+        except (*_TRANSIENT, ExecutionError) as exc:
+            if isinstance(exc, HostKeyError):
+                raise
+            self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
+            self._reconnect_until(deadline)
+            return seen[0], None
+        if err is None:
+            return None
+        return seen[0], _exit_code(err)
 
     def _follow(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
                 received: int, deadline: float) -> tuple[int, int | None, str | None]:
@@ -333,31 +402,53 @@ class SSHExecutor(Executor):
                 err += channel.recv_stderr(4096)
             if pid is None and b"PID " in err:
                 pid = err.split(b"PID ", 1)[1].split(b"\n", 1)[0].decode().strip()
-            if b"RC " not in err:
-                return received, None, pid  # the follow itself was cut short
-            rc_text = err.split(b"RC ", 1)[1].split(b"\n", 1)[0].decode().strip()
-            # The wrapper is gone; without an exit code it was killed (say, by an OOM killer).
-            return received, int(rc_text) if rc_text.lstrip("-").isdigit() else KILLED, pid
+            rc = _exit_code(err)
+            return received, rc, pid
         except (*_TRANSIENT, ExecutionError) as exc:
             if isinstance(exc, HostKeyError):
                 raise
             self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
-            self.close()
-            while time.monotonic() < deadline:
-                time.sleep(RECONNECT_EVERY_S)
-                try:
-                    self.connect()
-                    return received, None, pid
-                except HostKeyError:
-                    raise
-                except ExecutionError:
-                    continue
+            self._reconnect_until(deadline)
             return received, None, pid
+
+    def _reconnect_until(self, deadline: float) -> None:
+        self.close()
+        while time.monotonic() < deadline:
+            time.sleep(RECONNECT_EVERY_S)
+            try:
+                self.connect()
+                return
+            except HostKeyError:
+                raise
+            except ExecutionError:
+                continue
 
     def _kill(self, pid: str) -> None:
         """Stop the engine on the host the way its platform does (fio: SIGINT first, then SIGKILL)."""
         with contextlib.suppress(ExecutionError):
             self.shell(self.sh.stop(pid, lambda argv: self.command(argv, privileged=True)), timeout=30)
+
+
+def _exit_code(err: bytes) -> int | None:
+    """The follow's ``RC <code>`` line: None when the follow itself was cut short; KILLED when
+    the wrapper is gone without an exit code (killed, say, by an OOM killer)."""
+    if b"RC " not in err:
+        return None
+    rc_text = err.split(b"RC ", 1)[1].split(b"\n", 1)[0].decode().strip()
+    return int(rc_text) if rc_text.lstrip("-").isdigit() else KILLED
+
+
+def _downloaded(out: Completed, dest: Path) -> bool:
+    """A file read by ``Shell.read_file`` (base64) written to ``dest``; False when it is missing."""
+    if out.returncode != 0:
+        return False
+    dest.write_bytes(base64.b64decode(out.stdout))
+    return True
+
+
+def _completed(argv: list[str], reply: Reply) -> Completed:
+    rc, stdout, stderr = reply
+    return Completed(argv, rc, stdout.decode("utf-8", "replace"), stderr.decode("utf-8", "replace"))
 
 
 def _sftp_makedirs(sftp: paramiko.SFTPClient, path: str) -> None:

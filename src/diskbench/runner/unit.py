@@ -43,10 +43,10 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
                    stdout_path=art / f"{prefix}stdout.txt", stderr_path=art / f"{prefix}stderr.txt",
                    privileged=True, workdir=work)
     (art / f"{prefix}exit_code").write_text(f"{rc}\n")
-    if not ex.fetch(output, art / output_name):
+    logs = engine.log_files(rendered) if not name else []  # per-second series of the measured run
+    got = ex.fetch_many([(output, art / output_name), *((f"{work}/{log}", art / log) for log in logs)])
+    if not got[0]:
         (art / output_name).write_text("")
-    for log in engine.log_files(rendered) if not name else []:  # per-second series of the measured run
-        ex.fetch(f"{work}/{log}", art / log)
     return rc
 
 

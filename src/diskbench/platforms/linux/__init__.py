@@ -49,8 +49,9 @@ class LinuxPlatform(Platform):
         ex.run(["rm", "-rf", "--one-file-system", path], privileged=True)
 
     def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
-        self.remove_tree(ex, path)
-        ex.run(["rmdir", "-p", "--ignore-fail-on-non-empty", root], privileged=True)
+        q = self._shell.quote  # one command (one sudo): at the end of a run every host does this
+        ex.run(["sh", "-c", f"rm -rf --one-file-system {q(path)}; rmdir -p --ignore-fail-on-non-empty {q(root)}"],
+               privileged=True)
 
     def is_dir(self, ex: Executor, path: str) -> bool:
         return ex.run(["test", "-d", path]).returncode == 0

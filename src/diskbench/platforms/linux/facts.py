@@ -12,50 +12,49 @@ from typing import Any
 
 from ...executors.base import Executor
 
+# What a remote host is asked, all in one round trip (``Executor.run_many``).
+_REMOTE: dict[str, list[str]] = {
+    "hostname": ["uname", "-n"], "kernel": ["uname", "-r"], "arch": ["uname", "-m"], "cpus": ["nproc"],
+    "meminfo": ["cat", "/proc/meminfo"], "cpuinfo": ["cat", "/proc/cpuinfo"],
+    "os-release": ["cat", "/etc/os-release"], "lsblk": ["lsblk", "-J", "-O"],
+}
+_FILES = {"meminfo": "/proc/meminfo", "cpuinfo": "/proc/cpuinfo", "os-release": "/etc/os-release"}
+
 
 def host_facts(ex: Executor) -> dict[str, Any]:
     facts: dict[str, Any] = {"executor": ex.name}
-    if ex.name == "local":  # this machine: the same facts without starting seven programs
+    if ex.name == "local":  # this machine: the same facts without starting programs
         uname = os.uname()
         facts.update(hostname=uname.nodename, kernel=uname.release, arch=uname.machine,
-                     cpus=str(len(os.sched_getaffinity(0))))
-    for key, argv in {"hostname": ["uname", "-n"], "kernel": ["uname", "-r"],
-                      "arch": ["uname", "-m"], "cpus": ["nproc"]}.items():
-        out = ex.run(argv) if key not in facts else None
-        if out is not None and out.returncode == 0:
-            facts[key] = out.stdout.strip()
-    if "cpus" in facts and facts["cpus"].isdigit():
+                     cpus=len(os.sched_getaffinity(0)), python=platform.python_version())
+        facts.update(_proc_facts({key: _read(path) for key, path in _FILES.items()}))
+        return facts
+    outs = {key: out.stdout for key, out in zip(_REMOTE, ex.run_many(list(_REMOTE.values())), strict=True)
+            if out.returncode == 0}
+    facts.update({key: outs[key].strip() for key in ("hostname", "kernel", "arch", "cpus") if key in outs})
+    if str(facts.get("cpus", "")).isdigit():
         facts["cpus"] = int(facts["cpus"])
-    facts.update(_proc_facts(ex))
-    if ex.name == "local":
-        facts["python"] = platform.python_version()
-    else:
-        blk = ex.run(["lsblk", "-J", "-O"])
-        if blk.returncode == 0:
-            with contextlib.suppress(ValueError):
-                facts["block_devices"] = json.loads(blk.stdout).get("blockdevices", [])
+    facts.update(_proc_facts(outs))
+    if "lsblk" in outs:
+        with contextlib.suppress(ValueError, AttributeError):
+            facts["block_devices"] = json.loads(outs["lsblk"]).get("blockdevices", [])
     return facts
 
 
-def _cat(ex: Executor, path: str) -> str:
-    if ex.name == "local":
-        try:
-            return Path(path).read_text(errors="replace")
-        except OSError:
-            return ""
-    return ex.run(["cat", path]).stdout
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
 
 
-def _proc_facts(ex: Executor) -> dict[str, Any]:
+def _proc_facts(texts: dict[str, str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    mem = _cat(ex, "/proc/meminfo")
-    if m := re.search(r"^MemTotal:\s+(\d+) kB", mem, re.MULTILINE):
+    if m := re.search(r"^MemTotal:\s+(\d+) kB", texts.get("meminfo", ""), re.MULTILINE):
         out["memory_bytes"] = int(m.group(1)) * 1024
-    cpu = _cat(ex, "/proc/cpuinfo")
-    if m := re.search(r"^model name\s*:\s*(.+)$", cpu, re.MULTILINE):
+    if m := re.search(r"^model name\s*:\s*(.+)$", texts.get("cpuinfo", ""), re.MULTILINE):
         out["cpu_model"] = m.group(1).strip()
-    osr = _cat(ex, "/etc/os-release")
-    if m := re.search(r'^PRETTY_NAME="?([^"\n]+)"?', osr, re.MULTILINE):
+    if m := re.search(r'^PRETTY_NAME="?([^"\n]+)"?', texts.get("os-release", ""), re.MULTILINE):
         out["os"] = m.group(1)
     return out
 
