@@ -71,8 +71,12 @@ platforms: Registry[Platform] = Registry("diskbench.platforms", "platform")
 
 
 def default_engine(platform: str = "linux") -> str:
-    """The engine of workloads that name none, on ``platform`` (the engine that says so)."""
-    for name in engines.names():
+    """The engine of workloads that name none, on ``platform`` (the engine that says so).
+
+    The platform's own choice is asked first, so the other engines need not even be imported."""
+    preferred: str | None = platforms.get(platform).engine if platform in platforms.names() else None
+    names: list[str] = [*([preferred] if preferred in engines.names() else []), *engines.names()]
+    for name in dict.fromkeys(names):
         if platform in getattr(engines.get(name), "default_for", ()):
             return name
     raise Unavailable(f"no default engine for {platform} hosts is installed",

@@ -131,6 +131,7 @@ class Preparer(ABC):
 
 class Platform(ABC):
     name: ClassVar[str]
+    engine: ClassVar[str | None] = None  # tried first for workloads that name no engine (it must agree)
 
     @abstractmethod
     def shell(self) -> Shell: ...

@@ -25,6 +25,7 @@ PACKAGE_MANAGERS: tuple[tuple[str, list[str]], ...] = (
 
 class LinuxPlatform(Platform):
     name: ClassVar[str] = "linux"
+    engine: ClassVar[str | None] = "fio"
 
     def __init__(self) -> None:
         self._shell = PosixShell()

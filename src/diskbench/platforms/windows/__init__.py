@@ -32,6 +32,7 @@ $disks = @($p | Get-Disk | ForEach-Object {{ [pscustomobject]@{{name = "Physical
 
 class WindowsPlatform(Platform):
     name: ClassVar[str] = "windows"
+    engine: ClassVar[str | None] = "diskspd"
 
     def __init__(self) -> None:
         self._shell = PowerShellShell()
