@@ -61,13 +61,15 @@ class SSHExecutor(Executor):
         self._no_sftp = False
         self.work_root = self.sh.work_root(self.user, host.name)
         self._pid: str | None = None
+        self._work: str | None = None  # the workspace of the command being followed
         self._session: ShellSession | None = None
         self._session_lock = threading.Lock()
         self.channels = 0  # exec and SFTP channels opened (the host's sshd sees one session each)
 
     def interrupt(self) -> None:
-        if self._pid:
-            self._kill(self._pid)
+        pid = self._pid or (self._read_pid(self._work) if self._work else None)
+        if pid:
+            self._kill(pid)
 
     # --- connection -------------------------------------------------------------------------
     def connect(self) -> SSHExecutor:
@@ -285,27 +287,28 @@ class SSHExecutor(Executor):
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
         work = workdir or os.path.dirname(argv[-1])
-        # The wrapper's pid and exit code come back on stderr, the command's own stdout on stdout.
-        # With a session shell, one command starts it and the next follows it on the same channel;
-        # without one, one exec channel does both.
+        # One command starts it detached and follows its output; the wrapper's pid and exit code
+        # come back on stderr, the command's own stdout on stdout. It goes through the session
+        # shell when the host has one (no second SSH session), else over its own exec channel.
+        # Either way the shell that starts the wrapper also waits for it, so it is reaped (and
+        # the follow ends) the moment it exits, whatever the host's init does with orphans.
         start = self.sh.start_detached(argv, work, lambda wrapper: self.command(wrapper, privileged=privileged))
         deadline = time.monotonic() + timeout
         received, rc, reconnected = 0, None, False
-        pid: str | None = self._start_in_session(start, argv[0], work)
+        pid: str | None = None
+        self._work = work
         with open(stdout_path, "wb") as local_out:
             while rc is None:
+                if reconnected and pid is None:  # a follow cut short before its pid was seen
+                    pid = self._read_pid(work)
                 follow = self.sh.follow(work, pid, start, received)
                 try:
-                    followed = self._follow_in_session(follow, local_out, on_output, received, deadline) \
-                        if pid else None
-                    if followed is not None:
-                        received, rc = followed
-                        seen_pid = None
-                    else:
-                        received, rc, seen_pid = self._follow(follow, local_out, on_output, received, deadline)
+                    followed = self._follow_in_session(follow, local_out, on_output, received, deadline)
+                    if followed is None:
+                        followed = self._follow(follow, local_out, on_output, received, deadline)
+                    received, rc, seen_pid = followed
                 except KeyboardInterrupt:
-                    if pid or self._pid:
-                        self._kill(pid or self._pid or "")
+                    self.interrupt()
                     raise
                 if seen_pid and not pid:
                     if not seen_pid.isdigit():
@@ -314,10 +317,9 @@ class SSHExecutor(Executor):
                 if rc is None:
                     reconnected = True
                     if time.monotonic() > deadline:
-                        if pid:
-                            self._kill(pid)
+                        self.interrupt()
                         rc = -9
-        self._pid = None
+        self._pid = self._work = None
         wanted = [(f"{work}/stderr.txt", stderr_path)]
         if reconnected:  # what was streamed may have gaps; the host's file has it all
             wanted.append((f"{work}/stdout.txt", stdout_path))
@@ -325,22 +327,19 @@ class SSHExecutor(Executor):
             stderr_path.write_bytes(b"")
         return rc
 
-    def _start_in_session(self, start: str, program: str, work: str) -> str | None:
-        """Start the command detached through the session shell: its pid, or None when the host
-        has no session shell (the exec channel that follows it starts it then)."""
-        if self.sh.session() is None:
-            return None
-        out = self.shell(start, timeout=60)
-        pid = out.stderr.split("PID ", 1)[1].split("\n", 1)[0].strip() if "PID " in out.stderr else ""
-        if not pid.isdigit():
-            raise ExecutionError(f"{self.name}: could not start {program} in {work}")
-        self._pid = pid  # Ctrl-C can stop it from now on
-        return pid
+    def _read_pid(self, work: str) -> str | None:
+        """The running wrapper's pid from its file on the host (the session shell hands the pid
+        back only when the follow ends)."""
+        with contextlib.suppress(ExecutionError):
+            out = self.shell(f"cat {self.sh.quote(work)}/pid", timeout=30)
+            if out.returncode == 0 and out.stdout.strip().isdigit():
+                return out.stdout.strip()
+        return None
 
     def _follow_in_session(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
-                           received: int, deadline: float) -> tuple[int, int | None] | None:
+                           received: int, deadline: float) -> tuple[int, int | None, str | None] | None:
         """Stream output through the session until the wrapper exits: (bytes seen, exit code or
-        None when the follow was cut short); None when the session is busy."""
+        None when the follow was cut short, pid); None when there is no session to use."""
         seen = [received]
 
         def chunk(data: bytes) -> None:
@@ -354,16 +353,17 @@ class SSHExecutor(Executor):
         try:
             err = self._in_session(follow, deadline - time.monotonic())
         except TimeoutError:
-            return seen[0], None  # the deadline passed: the caller stops the command
+            return seen[0], None, None  # the deadline passed: the caller stops the command
         except (*_TRANSIENT, ExecutionError) as exc:
             if isinstance(exc, HostKeyError):
                 raise
             self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
             self._reconnect_until(deadline)
-            return seen[0], None
+            return seen[0], None, None
         if err is None:
             return None
-        return seen[0], _exit_code(err)
+        pid = err.split(b"PID ", 1)[1].split(b"\n", 1)[0].decode().strip() if b"PID " in err else None
+        return seen[0], _exit_code(err), pid
 
     def _follow(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
                 received: int, deadline: float) -> tuple[int, int | None, str | None]:
