@@ -10,7 +10,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ed25519
 
-from diskbench.providers.openstack import Spec, VolumeSpec, Waits, connect
+from diskbench.providers.openstack.session import Waits, connect
+from diskbench.providers.openstack.spec import Spec, VolumeSpec
 from tests.fake_openstack import FakeOpenStack
 
 FAST = {"poll": 0.01, "active": 15.0, "console": 15.0, "volume": 15.0, "delete": 15.0, "conflict_retries": 5}

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from diskbench.errors import DiskbenchError
-from diskbench.providers.openstack import FlavorInfo, VolumeSpec, connect, preflight
 from diskbench.providers.openstack.hostkeys import host_keys
+from diskbench.providers.openstack.preflight import preflight
+from diskbench.providers.openstack.session import connect
+from diskbench.providers.openstack.spec import FlavorInfo, VolumeSpec
 from tests.fake_openstack import FakeOpenStack, cloud_init_console, host_key_line
 
 from .conftest import spec

@@ -16,7 +16,10 @@ from typing import Any
 import pytest
 
 from diskbench.errors import DiskbenchError
-from diskbench.providers.openstack import Journal, Waits, connect, find_leftovers, provision, teardown
+from diskbench.providers.openstack.journal import Journal
+from diskbench.providers.openstack.provision import provision
+from diskbench.providers.openstack.session import Waits, connect
+from diskbench.providers.openstack.teardown import find_leftovers, teardown
 from tests.fake_openstack import NO_VALID_HOST, Boot, FakeOpenStack, fingerprint, host_key_line
 
 from .conftest import FAST, public_key, spec
@@ -210,7 +213,8 @@ def test_console_without_keys_times_out_and_never_trusts(fake: FakeOpenStack, co
 
 CRASHER = """
 import sys
-from diskbench.providers.openstack import Waits, connect, provision
+from diskbench.providers.openstack.provision import provision
+from diskbench.providers.openstack.session import Waits, connect
 conn = connect("fake")
 provision(conn, sys.argv[1], __import__("tests.providers.openstack.conftest", fromlist=["spec"]).spec(),
           "203.0.113.7", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBIfa9X0uO1K/wiSDcAYB9dXVvS91+2F3SCf3gh2ECYy x",
