@@ -123,8 +123,9 @@ class TextTable:
         dropped = self.dropped(width)
         if dropped:
             notes.append(f"not shown at {width} columns: {', '.join(dropped)} ({self.more})")
-        for note in notes:
-            out += textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False) or [""]
+        for note in notes:  # a warning's ("! ...") next lines stand under its text
+            out += textwrap.wrap(note, width, subsequent_indent="  " if note.startswith("! ") else "",
+                                 break_long_words=False, break_on_hyphens=False) or [""]
         return out
 
     def render(self, width: int = 80) -> str:
