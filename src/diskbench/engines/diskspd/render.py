@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,9 @@ def _templates_dir() -> Path:
     raise FileNotFoundError("diskbench installation is missing templates/diskspd/")
 
 
+@lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
+    """One per process, so the template is compiled once."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(_templates_dir())),
         undefined=jinja2.StrictUndefined,
