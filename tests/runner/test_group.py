@@ -116,7 +116,21 @@ def test_a_client_killed_mid_job_gives_a_partial_result(lab: Lab, db: Path, tmp_
     assert code == 1, stderr
     (job,) = Store(db).get_jobs(Store(db).get_run("last")["id"])
     assert job["status"] == "failed" and "lab1" in job["message"], job
-    rows = Store(db).get_results(Store(db).get_run("last")["id"])
+    run = Store(db).get_run("last")
+    rows = Store(db).get_results(run["id"])
     assert {r.host for r in rows} == {"lab0"}  # the survivor's own rows; no total that lacks lab1
     assert not subprocess.run(["pgrep", "-af", f"fio --server=ip:{hosts[0].address}"], capture_output=True,
                               text=True).stdout.strip()
+    # resume runs the partial unit again, whole: every client's rows and the total, none twice;
+    # the partial attempt's raw output is kept beside it
+    out = diskbench("resume", run["id"], db=db)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "the earlier result was partial; it runs again" in out.stdout + out.stderr
+    rows = Store(db).get_results(run["id"])
+    assert sorted(r.host for r in rows) == ["clients", "lab0", "lab1"]
+    (job,) = Store(db).get_jobs(run["id"])
+    assert job["status"] == "done", job
+    (kept,) = Path(run["artifacts_dir"]).glob("*.partial-1")
+    assert (kept / "output.json").exists() or list(kept.glob("output.json*"))
+    out = diskbench("resume", run["id"], db=db)
+    assert "nothing to resume" in out.stdout + out.stderr

@@ -28,6 +28,7 @@ from ..platforms.base import Prepared
 from ..profile import writes
 from ..store import now_iso
 from .options import RunOptions, RunOutcome
+from .recorder import unit_dir
 from .testbed import testbed_key
 from .unit import summary
 
@@ -202,7 +203,7 @@ class GroupWork:
     # --- one unit -----------------------------------------------------------------------------
     def _unit(self, job: PlannedJob) -> bool:
         engine = registry.engines.get(job.engine)
-        art = self.store.run_artifacts(self.run_id) / f"{job.seq:02d}-{job.slug}"
+        art = unit_dir(self.store, self.run_id, job)
         art.mkdir(parents=True, exist_ok=True)
         pairs, rendered = [], ""
         for c in self.clients:

@@ -23,6 +23,7 @@ from ..store.raw import compress
 from ..units import human_bytes
 from .attribute import Attributor
 from .options import RunOptions, RunOutcome
+from .recorder import unit_dir
 from .testbed import testbed_key
 from .unit import data_passes, run_engine, summary
 
@@ -142,7 +143,7 @@ class MachineWork:
 
     def _unit(self, ex: Executor, platform: Platform, job: PlannedJob, places: list[Place]) -> bool:
         engine = registry.engines.get(job.engine)
-        art = self.store.run_artifacts(self.run_id) / f"{job.seq:02d}-{job.slug}"
+        art = unit_dir(self.store, self.run_id, job)
         art.mkdir(parents=True, exist_ok=True)
         rendered = engine.render(job, places, purpose="measure")
         first = places[0]

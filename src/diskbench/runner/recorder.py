@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import GroupResult
 from ..store import StoredResult, new_run_id, now_iso
+
+if TYPE_CHECKING:
+    from ..plan import PlannedJob
 
 
 class Recorder(Protocol):
@@ -48,7 +51,16 @@ class Recorder(Protocol):
 
     def result_keys(self, run_id: str) -> set[str]: ...
 
+    def complete_keys(self, run_id: str) -> set[str]: ...
+
+    def drop_results(self, run_id: str, job_key: str) -> None: ...
+
     def run_artifacts(self, run_id: str) -> Path: ...
+
+
+def unit_dir(store: Recorder, run_id: str, job: PlannedJob) -> Path:
+    """Where a unit's job files, raw outputs and logs are kept."""
+    return store.run_artifacts(run_id) / f"{job.seq:02d}-{job.slug}"
 
 
 class MemoryRecorder:
@@ -135,6 +147,13 @@ class MemoryRecorder:
 
     def result_keys(self, run_id: str) -> set[str]:
         return {r.job_key for r in self.results[run_id]}
+
+    def complete_keys(self, run_id: str) -> set[str]:
+        jobs = self.jobs[run_id]
+        return {r.job_key for r in self.results[run_id] if r.host == jobs.get(r.job_key, {}).get("host")}
+
+    def drop_results(self, run_id: str, job_key: str) -> None:
+        self.results[run_id] = [r for r in self.results[run_id] if r.job_key != job_key]
 
     def run_artifacts(self, run_id: str) -> Path:
         path = self.root / run_id

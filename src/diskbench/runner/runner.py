@@ -28,7 +28,7 @@ from ..store import new_run_id, now_iso
 from .machine import MachineWork
 from .options import RunOptions, RunOutcome
 from .progress import NullProgress, Progress
-from .recorder import Recorder
+from .recorder import Recorder, unit_dir
 
 if TYPE_CHECKING:
     from ..executors.hostkeys import HostKeyTrust
@@ -80,8 +80,9 @@ class Runner:
         plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
                           destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads,
                           machines=saved.machines)
-        done = self.store.result_keys(run["id"])
+        done = self.store.complete_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
+        self._set_aside(run["id"], [j for j in todo if j.key in self.store.result_keys(run["id"])])
         if not todo:
             self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
         self._check_local(todo, saved)
@@ -92,6 +93,19 @@ class Runner:
                 self.store.merge_facts(run["id"], facts)
             self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
         return self._execute(run["id"], plan, todo, saved)
+
+    def _set_aside(self, run_id: str, partial: list[PlannedJob]) -> None:
+        """Units with a partial result (a client lost mid-job) run again: their rows make way for
+        the whole unit's, and their raw outputs move aside, where ``import`` can still read them."""
+        for job in partial:
+            art = unit_dir(self.store, run_id, job)
+            kept = next(art.with_name(f"{art.name}.partial-{i}") for i in range(1, 1000)
+                        if not art.with_name(f"{art.name}.partial-{i}").exists())
+            if art.exists():
+                art.rename(kept)
+            self.store.drop_results(run_id, job.key)
+            self.ui.line(f"{job.workload.name} on {job.target_label} @ {job.machine}: the earlier result was "
+                         f"partial; it runs again (its raw output is kept in {kept})")
 
     @contextmanager
     def _torn_down_on_error(self, options: RunOptions) -> Iterator[None]:

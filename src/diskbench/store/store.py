@@ -431,6 +431,18 @@ class Store:
         rows = self.db.execute("SELECT DISTINCT job_key FROM results WHERE run_id = ?", (run_id,))
         return {r[0] for r in rows.fetchall()}
 
+    def complete_keys(self, run_id: str) -> set[str]:
+        """Jobs with a result of their own machine: a client group's unit only with its total (a
+        partial one, a client lost mid-job, holds only the other clients' rows)."""
+        rows = self.db.execute("SELECT DISTINCT r.job_key FROM results r JOIN jobs j ON j.run_id = r.run_id"
+                               " AND j.key = r.job_key WHERE r.run_id = ? AND r.host = j.host", (run_id,))
+        return {r[0] for r in rows.fetchall()}
+
+    def drop_results(self, run_id: str, job_key: str) -> None:
+        """A partial unit's rows, before it runs again (its raw outputs stay on disk)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM results WHERE run_id = ? AND job_key = ?", (run_id, job_key))
+
     def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
         """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
         report's histograms; kept out of get_results, which every report reads."""
