@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,12 @@ from pathlib import Path
 import pytest
 
 from .guestlab.fixtures import guest_image, guest_lab  # noqa: F401  (QEMU guest lab fixtures)
+
+# A shell's background job starts with SIGINT ignored (no job control), and what it starts
+# inherits that: the tests that press Ctrl-C on diskbench would find it deaf. A handler here is
+# reset to the default in every child, as a terminal's foreground job has it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 # The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
@@ -136,6 +143,6 @@ def finish(proc: subprocess.Popen[str], sig: int | None = None, timeout: float =
     finally:
         if proc.poll() is None:
             proc.kill()
-            proc.wait()
+            proc.communicate()  # reaps it and closes its pipes
     assert_no_bug(proc.returncode, stderr)
     return proc.returncode, stderr
