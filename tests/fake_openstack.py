@@ -142,6 +142,10 @@ class FakeOpenStack:
         {"id": "5c1e3a52-0f5e-4a4e-8a62-6e8f1f3c2b10", "name": "classic", "is_public": True, "extra_specs": {}},
         {"id": "7d2f4b63-1a6f-4b5f-9b73-7f9a2a4d3c21", "name": "high-speed", "is_public": True,
          "extra_specs": {}}])
+    # Cinder QoS specs: {"id", "name", "consumer", "specs", "types": [volume type ids]}; admin-only by
+    # Cinder's default policy, so a user gets 403 when ``qos_forbidden``
+    qos_specs: list[dict[str, Any]] = field(default_factory=list)
+    qos_forbidden: bool = False
     compute_limits: dict[str, int] = field(default_factory=lambda: {
         "maxTotalInstances": 10, "maxTotalCores": 64, "maxTotalRAMSize": 409600, "maxTotalKeypairs": 100})
     volume_limits: dict[str, int] = field(default_factory=lambda: {

@@ -33,7 +33,7 @@ def neutron_error(status: int, kind: str, message: str) -> Reply:
 
 
 def cinder_error(status: int, message: str) -> Reply:
-    key = {400: "badRequest", 404: "itemNotFound", 413: "overLimit"}.get(status, "computeFault")
+    key = {400: "badRequest", 403: "forbidden", 404: "itemNotFound", 413: "overLimit"}.get(status, "computeFault")
     return status, {key: {"code": status, "message": message}}, {}
 
 
@@ -366,6 +366,10 @@ def route_volume(fake: FakeOpenStack, req: Request, path: str) -> Reply:
     path = path[len(prefix):]
     if req.method == "GET" and path == "/types":
         return 200, {"volume_types": fake.volume_types}, {}
+    if req.method == "GET" and path == "/types/default":  # the type of a volume created without one
+        return 200, {"volume_type": fake.volume_types[0]}, {}
+    if req.method == "GET" and path.startswith("/qos-specs"):
+        return _qos(fake, path)
     if req.method == "GET" and path == "/limits":
         used = list(fake.volumes.values())
         absolute = {**fake.volume_limits, "totalVolumesUsed": len(used),
@@ -396,6 +400,21 @@ def route_volume(fake: FakeOpenStack, req: Request, path: str) -> Reply:
             volume.update(status="deleting", _left=fake.volume_polls, _then=None)
             return 202, None, {}
     return cinder_error(404, f"{req.method} {path} is not faked")
+
+
+def _qos(fake: FakeOpenStack, path: str) -> Reply:
+    if fake.qos_forbidden:
+        return cinder_error(403, "Policy doesn't allow volume_extension:qos_specs_manage:get_all to be performed.")
+    public = [{k: v for k, v in q.items() if k != "types"} for q in fake.qos_specs]
+    if path == "/qos-specs":
+        return 200, {"qos_specs": public}, {}
+    match = re.fullmatch(r"/qos-specs/([^/]+)/associations", path)
+    spec = next((q for q in fake.qos_specs if match and q["id"] == match.group(1)), None)
+    if spec is None:
+        return cinder_error(404, f"QoS spec {path} could not be found.")
+    names = {t["id"]: t["name"] for t in fake.volume_types}
+    return 200, {"qos_associations": [{"association_type": "volume_type", "id": t, "name": names.get(t, t)}
+                                      for t in spec["types"]]}, {}
 
 
 def _create_volume(fake: FakeOpenStack, body: dict[str, Any]) -> Reply:

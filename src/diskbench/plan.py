@@ -142,7 +142,8 @@ def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
         extra += layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S
     if target is not None and isinstance(target.warmup, str):
         extra += parse_duration(target.warmup)
-    return _STARTUP_S + ramp + runtime + layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S + extra
+    rounds = w.rounds  # steady state: as long as it may take
+    return (_STARTUP_S + ramp + runtime) * rounds + layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S + extra
 
 
 def _sections(w: Workload, targets: dict[str, TargetModel], default: str) -> list[PlannedSection]:

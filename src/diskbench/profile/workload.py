@@ -127,6 +127,7 @@ BUILTIN_DEFAULTS = WorkloadOptions(
     direct=True, ioengine="libaio", time_based=True,
 )
 WorkloadName = Annotated[str, AfterValidator(named("workload"))]
+STEADY_MAX_ROUNDS = 25  # the SNIA PTS's limit (attribution.steady_state.MAX_ROUNDS)
 
 
 class Section(WorkloadOptions):
@@ -145,6 +146,22 @@ class Workload(WorkloadOptions):
         "`sweep: {bs: [4k, 64k]}`")
     sections: list[Section] | None = Field(
         None, description="several jobs run at once in one engine run, each on its own target")
+    protocol: Literal["steady_state"] | None = Field(
+        None, description="steady_state: run rounds until the SNIA PTS steady-state rule holds over the "
+        "last five (range within 20% of their mean, slope excursion within 10%), at most max_rounds")
+    max_rounds: int | None = Field(None, ge=5, le=25, description="rounds at most for protocol: steady_state "
+                                   "(default 25, the PTS's)")
+
+    @model_validator(mode="after")
+    def _rounds_need_the_protocol(self) -> Workload:
+        if self.max_rounds is not None and self.protocol != "steady_state":
+            raise ValueError("max_rounds is for protocol: steady_state; add it, or drop max_rounds")
+        return self
+
+    @property
+    def rounds(self) -> int:
+        """Engine runs this workload may take: 1, or up to max_rounds under the steady-state protocol."""
+        return (self.max_rounds or STEADY_MAX_ROUNDS) if self.protocol == "steady_state" else 1
 
     @model_validator(mode="before")
     @classmethod

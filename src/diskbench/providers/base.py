@@ -81,6 +81,11 @@ class ProviderRun(ABC):
         """Where this machine's disks are, when only the run knows (e.g. the volumes it attached)."""
         return None
 
+    def limits(self, machine: MachineBase | None, target: TargetModel) -> list[Limit] | None:
+        """The target's limits as the cloud told this run (OpenStack: the flavor's and the volume
+        types' throttles); None leaves them to the provider's tables (``Provider.limits``)."""
+        return None
+
     def teardown(self) -> None:  # noqa: B027 - optional hook
         """Delete everything this run created; safe to call twice."""
 

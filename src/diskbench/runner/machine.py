@@ -25,10 +25,13 @@ from .attribute import Attributor
 from .options import RunOptions, RunOutcome
 from .recorder import unit_dir
 from .testbed import testbed_key
-from .unit import data_passes, run_engine, summary
+from .unit import data_passes, run_engine, steady_rounds, summary
 
 if TYPE_CHECKING:
+    from ..attribution.limit import Limit
+    from ..attribution.steady_state import SteadyState
     from ..executors.hostkeys import HostKeyTrust
+    from ..profile.targets import TargetModel
     from .runner import Runner
 
 
@@ -45,10 +48,17 @@ class MachineWork:
         self._target_facts: dict[str, dict[str, Any]] = {}
         self.laid_out: set[str] = set()  # targets whose files an engine has laid out this run
         self.before: dict[str, dict[str, int] | None] = {}  # directory targets: files there before the run
-        provider, entry = registry.providers.get(jobs[0].provider), jobs[0].entry
-        self.attributor = Attributor(lambda target: provider.limits(entry, target))
+        self.prun: ProviderRun | None = None
+        self.attributor = Attributor(self._limits)
+
+    def _limits(self, target: TargetModel) -> list[Limit]:
+        """What the cloud told the run of the target's limits, else the provider's tables."""
+        entry = self.jobs[0].entry
+        told = self.prun.limits(entry, target) if self.prun is not None else None
+        return told if told is not None else registry.providers.get(self.jobs[0].provider).limits(entry, target)
 
     def acquire(self, prun: ProviderRun, trust: HostKeyTrust | None) -> Executor:
+        self.prun = prun
         if self.jobs[0].provider == LOCAL:
             return self.runner.local_executor()
         assert trust is not None
@@ -154,14 +164,21 @@ class MachineWork:
         label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
         index = self.runner.next_index()
         data_passes(ex, engine, job, places, art, label, self.ui.line, self.laid_out)
+        state = None
         with self.ui.job(index, self.total, label, job.expected_s, 0.0) as tracker:
-            rc = run_engine(ex, engine, job, rendered, art, tracker)
+            if job.workload.protocol == "steady_state":
+                rc, state = steady_rounds(ex, engine, job, rendered, art, tracker, self.ui.line, label,
+                                          lambda: self.runner.stopped)
+            else:
+                rc = run_engine(ex, engine, job, rendered, art, tracker)
         if self.runner.stopped:
             self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
             return False
         groups, message = engine.outcome(art, rc)
         stderr = art / "stderr.txt"
         self.attributor.unit(job, places, groups, stderr.read_text(errors="replace") if stderr.exists() else "")
+        if state is not None:
+            _steady_verdict(groups, state)
         self._store(job, engine, groups, art)
         compress(art / engine.output_name)  # committed: the raw output is kept gzip'd
         ok = message is None
@@ -214,3 +231,13 @@ class MachineWork:
             platform.remove_files(ex, directory, new)
             self.ui.line(f"{self.machine}: removed {len(new)} data file(s), {size}, that this run laid out in "
                          f"{directory} (--keep-files keeps them)")
+
+
+def _steady_verdict(groups: list[GroupResult], state: SteadyState) -> None:
+    """The steady-state determination goes with the result (the last round's): a note when achieved,
+    a warning on every figure when not, so the last round never passes for a steady one."""
+    for g in groups:
+        g.notes.append(state.text())
+        if not state.achieved:
+            for d in g.directions:
+                d.warnings.append(f"{state.text()}; precondition the target, or run longer rounds")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..attribution.steady_state import SteadyState, steady_state
 from ..engines.base import Engine, Place
 from ..errors import ExecutionError
 from ..executors.base import Executor
@@ -48,6 +49,47 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
     if not got[0]:
         (art / output_name).write_text("")
     return rc
+
+
+def steady_rounds(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art: Path,
+                  tracker: JobTracker | None, line: Callable[[str], None], label: str,
+                  stopped: Callable[[], bool]) -> tuple[int, SteadyState | None]:
+    """``protocol: steady_state``: the job, round after round, until the SNIA PTS rule holds over the
+    last five rounds' IOPS or ``max_rounds`` ran. The last round's output stays where a single run's
+    would (it is the result); each earlier round's files move to ``round-NN/`` beside it."""
+    rates: list[float] = []
+    limit = job.workload.rounds
+    for n in range(1, limit + 1):
+        rc = run_engine(ex, engine, job, rendered, art, tracker)
+        if rc != 0 or stopped():
+            return rc, None
+        text = (art / engine.output_name).read_text(errors="replace")
+        rates.append(_rate(engine.parse(text, source=str(art / engine.output_name)).groups))
+        state = steady_state(rates, max_rounds=limit)
+        line(f"{label}: round {n}: {rates[-1]:,.0f} IOPS" + (f"; {state.text()}" if state.done else ""))
+        if state.done:
+            return rc, state
+        _set_round_aside(art, [engine.output_name, "stdout.txt", "stderr.txt", "exit_code",
+                               *engine.log_files(rendered)], n)
+    raise AssertionError("steady_state() is done by max_rounds")
+
+
+def _rate(groups: list[GroupResult]) -> float:
+    """A round's figure: its IOPS, all directions together."""
+    total = 0.0
+    for g in groups:
+        both = [d for d in g.directions if d.direction == "total"]
+        total += sum(d.iops for d in (both or g.directions))
+    return total
+
+
+def _set_round_aside(art: Path, names: list[str], n: int) -> None:
+    folder = next(f for i in range(1, 1000)
+                  if not (f := art / (f"round-{n:02d}" if i == 1 else f"round-{n:02d}-{i}")).exists())
+    folder.mkdir()
+    for name in names:
+        if (art / name).exists():
+            (art / name).rename(folder / name)
 
 
 def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,

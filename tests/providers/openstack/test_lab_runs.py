@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from diskbench.providers.openstack.preflight import local_nvme
+
 from ...conftest import diskbench
 from ...fake_openstack import Boot, FakeOpenStack, cloud_init_console
 from ...guestlab.guest import Guest, GuestLab, KeyPair
-from ...guestlab.spec import openstack
+from ...guestlab.spec import DiskSpec, Throttle, openstack
 from ...lab import Lab
 from .test_run import _env
 
@@ -44,7 +46,9 @@ def cloud(fake: FakeOpenStack, os_config: Path, lab: Lab, guest_lab: GuestLab) -
         name = f"os{len(guests)}"
         host_key = KeyPair.generate(guest_lab.root / f"{name}-host-key", f"root@{server['name']}")
         login = fake.keypairs[server["key_name"]]["public_key"]
-        spec = openstack(name).with_(user="ubuntu", memory_mib=640)
+        specs = fake.servers[server["id"]]["_flavor"]["extra_specs"]
+        spec = openstack(name, nvme=local_nvme(specs)[0] or 0).with_(user="ubuntu", memory_mib=640,
+                                                                   os_disk=nova_iotune(specs))
         guest = starter.submit(guest_lab.launch, spec, None, (ns.ns, ns.address), host_key.private.read_text(),
                                login).result()
         guests.append(guest)
@@ -63,6 +67,12 @@ def cloud(fake: FakeOpenStack, os_config: Path, lab: Lab, guest_lab: GuestLab) -
         starter.shutdown()
 
 
+def nova_iotune(extra_specs: dict[str, str]) -> DiskSpec | None:
+    """What Nova's libvirt driver does with a flavor's quota:disk_* specs: a throttle on the root disk."""
+    iops = int(extra_specs.get("quota:disk_total_iops_sec", 0))
+    return DiskSpec("root", cap=Throttle(iops=iops)) if iops else None
+
+
 def test_ovh_nvme_raid0_end_to_end(cloud: list[Guest], fake: FakeOpenStack, os_config: Path,
                                    tmp_path: Path) -> None:
     out = diskbench("run", "--profile", "ovh-nvme-raid0", "--ssh-source", "127.0.0.1", *SMALL, "--format", "json",
@@ -78,3 +88,34 @@ def test_ovh_nvme_raid0_end_to_end(cloud: list[Guest], fake: FakeOpenStack, os_c
     assert "active" not in guest.check("cat /proc/mdstat")
     rc, text, _ = guest.run("mdadm --examine /dev/nvme0n1")
     assert rc != 0 and "Magic" not in text
+
+
+QUOTA_IOPS = 150
+FLAVOR_WITH_QUOTA = """\
+name: os-flavor-quota
+defaults: {size: 8m, runtime: 3s, ramp_time: 0s, ioengine: libaio, direct: true, bs: 4k, iodepth: 8}
+workloads:
+  - {name: rr, rw: randread}
+machines:
+  - {name: db01, provider: openstack, cloud: fake, flavor: b2-lab, image: Ubuntu 24.04, network: Ext-Net,
+     target: {scratch: true}}
+"""
+
+
+def test_a_flavors_disk_quota_bounds_the_root_disk(cloud: list[Guest], fake: FakeOpenStack, os_config: Path,
+                                                   tmp_path: Path) -> None:
+    """A flavor with quota:disk_total_iops_sec: the guest's root disk is throttled to it (as Nova's
+    libvirt driver does), and diskbench attributes the result to the flavor's cap from its extra specs."""
+    fake.flavors["b2-lab"] = {**fake.flavors["b2-7"], "id": "b2-lab", "name": "b2-lab",
+                              "extra_specs": {"quota:disk_total_iops_sec": str(QUOTA_IOPS)}}
+    profile = tmp_path / "quota.yaml"
+    profile.write_text(FLAVOR_WITH_QUOTA)
+    out = diskbench("run", "--profile", str(profile), "--ssh-source", "127.0.0.1", "--format", "json",
+                    db=tmp_path / "db.sqlite", env=_env(os_config), timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    (result,) = json.loads(out.stdout)["results"]
+    assert result["iops"] == pytest.approx(QUOTA_IOPS, rel=0.1), result["iops"]
+    bound = result["bound"]
+    assert (bound["kind"], bound["limit_kind"], bound["limit"]) == ("disk", "disk_iops", QUOTA_IOPS), bound
+    assert "flavor b2-lab" in bound["text"], bound["text"]
+    assert fake.empty()

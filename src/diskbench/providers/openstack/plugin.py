@@ -20,11 +20,13 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ...attribution.limit import Limit
     from ...executors.base import Executor
     from ...executors.hostkeys import HostKeyTrust
     from ...plan import Plan, PlannedJob
     from ...platforms.base import DeviceMap
     from ...profile import MachineBase
+    from ...profile.targets import TargetModel
     from .schema import Machine
     from .spec import Created, Spec
 
@@ -55,6 +57,7 @@ class OpenStackRun(ProviderRun):
         self._created: dict[str, Created] = {}
         self._lock = threading.Lock()
         self.flavors: dict[str, Any] = {}
+        self._qos: dict[str | None, tuple[dict[str, dict[str, float]], str | None]] = {}
 
     def _conn(self, cloud: str | None) -> Any:
         from .session import connect
@@ -77,6 +80,28 @@ class OpenStackRun(ProviderRun):
                 self.ctx.line(f"pre-flight: {p}")
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the cloud; nothing was created",
                                hint="see the lines above")
+        for cloud in dict.fromkeys(m.cloud for m in mine):
+            self._learn_qos(cloud, {v.type or "" for m in mine if m.cloud == cloud for v in m.volumes})
+
+    def _learn_qos(self, cloud: str | None, types: set[str]) -> None:
+        from .limits import volume_qos
+
+        if not types:
+            return
+        qos, default, note = volume_qos(self._conn(cloud), types)
+        self._qos[cloud] = (qos, default)
+        if note:
+            self.ctx.line(f"note: {note}")
+
+    def limits(self, machine: MachineBase | None, target: TargetModel) -> list[Limit] | None:
+        from .limits import target_limits
+        from .schema import Machine
+
+        if not isinstance(machine, Machine):
+            return None
+        flavor = next((f for f in self.flavors.values() if machine.flavor in (f.name, f.id)), None)
+        qos, default = self._qos.get(machine.cloud, ({}, None))
+        return target_limits(machine, target, flavor, qos, default)
 
     def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
         from ...profile import Host

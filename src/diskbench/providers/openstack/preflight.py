@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .limits import FLAVOR_PREFIX, iotune
 from .session import explained, find
 from .spec import FlavorInfo, Problem, Spec, default_user
 
@@ -37,7 +38,7 @@ def preflight(conn: Connection, specs: Spec | Sequence[Spec],
 
 
 def flavor_info(flavor: Any, image: Any = None) -> FlavorInfo:
-    """A flavor's size and, from its extra specs, its local NVMe devices."""
+    """A flavor's size and, from its extra specs, its local NVMe devices and its disks' throttle."""
     specs = dict(getattr(flavor, "extra_specs", None) or {})
     count, source = local_nvme(specs)
     notes = []
@@ -46,7 +47,8 @@ def flavor_info(flavor: Any, image: Any = None) -> FlavorInfo:
                      "/dev/nvme0n1 is then not local NVMe")
     return FlavorInfo(id=flavor.id, name=flavor.name, vcpus=int(flavor.vcpus or 0), ram_mb=int(flavor.ram or 0),
                       disk_gb=int(flavor.disk or 0), ephemeral_gb=int(flavor.ephemeral or 0),
-                      local_nvme=count, nvme_source=source, notes=tuple(notes))
+                      local_nvme=count, nvme_source=source, notes=tuple(notes),
+                      iotune=iotune(specs, prefix=FLAVOR_PREFIX))
 
 
 def local_nvme(extra_specs: dict[str, Any]) -> tuple[int | None, str]:

@@ -73,6 +73,7 @@ class FlavorInfo:
     local_nvme: int | None = None
     nvme_source: str = ""  # the extra spec that told, e.g. "pci_passthrough:alias=nvme-1800g:4"
     notes: tuple[str, ...] = ()
+    iotune: dict[str, float] = field(default_factory=dict)  # quota:disk_* extra specs: each local disk's throttle
 
 
 @dataclass(frozen=True)
