@@ -51,9 +51,13 @@ def test_rounds_until_steady_and_the_last_is_the_result(db: Path, tmp_path: Path
     assert all((d / "output.json").exists() for d in unit.glob("round-*"))  # every round's raw output kept
 
 
-def test_the_plan_counts_every_round_it_may_take() -> None:
+def test_the_plan_counts_every_round_it_may_take(tmp_path: Path) -> None:
     text = yaml.safe_dump(PROFILE)
-    one = build_plan(LoadedProfile(profile=parse_profile(text.replace("max_rounds: 6", "max_rounds: 5")), path="p", text=text))
+    (tmp_path / "pts.yaml").write_text(text)
+    out = diskbench("plan", "--profile", str(tmp_path / "pts.yaml"), "--target", str(tmp_path))
+    assert out.returncode == 0 and " 1s x6 " in out.stdout, out.stdout + out.stderr
+    five = text.replace("max_rounds: 6", "max_rounds: 5")
+    one = build_plan(LoadedProfile(profile=parse_profile(five), path="p", text=five))
     six = build_plan(LoadedProfile(profile=parse_profile(text), path="p", text=text))
     assert six.jobs[0].expected_s == pytest.approx(one.jobs[0].expected_s / 5 * 6, rel=0.05)
 
