@@ -125,12 +125,12 @@ def test_a_client_killed_mid_job_gives_a_partial_result(lab: Lab, db: Path, tmp_
     # the partial attempt's raw output is kept beside it
     out = diskbench("resume", run["id"], db=db)
     assert out.returncode == 0, out.stdout + out.stderr
-    assert "the earlier result was partial; it runs again" in out.stdout + out.stderr
+    assert "the earlier attempt was partial; it runs again" in out.stdout + out.stderr
     rows = Store(db).get_results(run["id"])
     assert sorted(r.host for r in rows) == ["clients", "lab0", "lab1"]
     (job,) = Store(db).get_jobs(run["id"])
     assert job["status"] == "done", job
-    (kept,) = Path(run["artifacts_dir"]).glob("*.partial-1")
+    (kept,) = Path(run["artifacts_dir"]).glob("*.attempt-1")
     assert (kept / "output.json").exists() or list(kept.glob("output.json*"))
     out = diskbench("resume", run["id"], db=db)
     assert "nothing to resume" in out.stdout + out.stderr

@@ -159,3 +159,7 @@ def test_interrupted_run_is_shown_and_resumed(db: Path, tmp_path: Path, workdir:
     assert "2 job(s)" in resumed.stderr
     assert store.get_run(run["id"])["status"] == "completed"
     assert [r.workload for r in store.get_results(run["id"])] == ["one", "two", "three"]
+    # the interrupted attempt's files stay beside the new one (fio wrote what it measured before it stopped)
+    assert "two on" in resumed.stderr and "the earlier attempt was interrupted or failed" in resumed.stderr
+    assert (Path(run["artifacts_dir"]) / "01-two.attempt-1" / "stdout.txt").exists()
+    assert not list(Path(run["artifacts_dir"]).glob("02-three.attempt-*"))  # it had not started

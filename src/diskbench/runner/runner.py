@@ -82,7 +82,7 @@ class Runner:
                           machines=saved.machines)
         done = self.store.complete_keys(run["id"])
         todo = [j for j in plan.jobs if j.key not in done]
-        self._set_aside(run["id"], [j for j in todo if j.key in self.store.result_keys(run["id"])])
+        self._set_aside(run["id"], todo)
         if not todo:
             self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
         self._check_local(todo, saved)
@@ -94,18 +94,26 @@ class Runner:
             self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
         return self._execute(run["id"], plan, todo, saved)
 
-    def _set_aside(self, run_id: str, partial: list[PlannedJob]) -> None:
-        """Units with a partial result (a client lost mid-job) run again: their rows make way for
-        the whole unit's, and their raw outputs move aside, where ``import`` can still read them."""
-        for job in partial:
+    def _set_aside(self, run_id: str, todo: list[PlannedJob]) -> None:
+        """Units that run again keep what their earlier attempt wrote: its folder moves to
+        ``NN-job.attempt-N`` (an interrupted fio still wrote what it measured; ``import`` reads it),
+        and a partial unit's rows (a client lost mid-job) make way for the whole unit's."""
+        partial = self.store.result_keys(run_id)
+        for job in todo:
             art = unit_dir(self.store, run_id, job)
-            kept = next(art.with_name(f"{art.name}.partial-{i}") for i in range(1, 1000)
-                        if not art.with_name(f"{art.name}.partial-{i}").exists())
-            if art.exists():
-                art.rename(kept)
-            self.store.drop_results(run_id, job.key)
-            self.ui.line(f"{job.workload.name} on {job.target_label} @ {job.machine}: the earlier result was "
-                         f"partial; it runs again (its raw output is kept in {kept})")
+            earlier = art.exists() and any(art.iterdir())
+            if not earlier and job.key not in partial:
+                continue
+            what = "partial" if job.key in partial else "interrupted or failed"
+            if job.key in partial:
+                self.store.drop_results(run_id, job.key)
+            kept = ""
+            if earlier:
+                folder = next(f for i in range(1, 1000) if not (f := art.with_name(f"{art.name}.attempt-{i}")).exists())
+                art.rename(folder)
+                kept = f" (its files are kept in {folder})"
+            self.ui.line(f"{job.workload.name} on {job.target_label} @ {job.machine}: the earlier attempt was "
+                         f"{what}; it runs again{kept}")
 
     @contextmanager
     def _torn_down_on_error(self, options: RunOptions) -> Iterator[None]:
