@@ -6,8 +6,13 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import yaml
+
+if TYPE_CHECKING:
+    from diskbench.plan import Plan
 
 from .guestlab.fixtures import guest_image, guest_lab  # noqa: F401  (QEMU guest lab fixtures)
 
@@ -86,6 +91,22 @@ def diskbench(*args: str, db: Path | None = None, env: dict[str, str] | None = N
     if full_env.get("DISKBENCH_DEBUG") != "1":
         assert_no_bug(out.returncode, out.stderr)
     return out
+
+
+def run_profile(doc: dict[str, Any], tmp_path: Path, db: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``diskbench run`` of a profile given as a mapping, on a new directory target, results as JSON."""
+    profile, work = tmp_path / f"{doc['name']}.yaml", tmp_path / "work"
+    profile.write_text(yaml.safe_dump(doc))
+    work.mkdir(exist_ok=True)
+    return diskbench("run", "--profile", str(profile), "--target", str(work), "--format", "json", *args, db=db)
+
+
+def plan_of(text: str) -> Plan:
+    """The plan of a profile's text, as ``plan`` makes it."""
+    from diskbench.plan import build_plan
+    from diskbench.profile import LoadedProfile, parse_profile
+
+    return build_plan(LoadedProfile(profile=parse_profile(text), path="profile.yaml", text=text))
 
 
 def assert_no_bug(code: int, stderr: str) -> None:

@@ -27,6 +27,11 @@ def test_a_long_large_profile_is_quiet_and_buffered_io_is_flagged(tmp_path: Path
     buffered = stability_warnings(build_plan(load_profile(str(path), {"defaults.direct": "false"})),
                                   cpus=64, memory=64 << 30)
     assert len(buffered) == 1 and "page cache" in buffered[0]
+    drained = load_profile(str(path), {"workloads[0].drain_burst": "true"})
+    assert stability_warnings(build_plan(drained), cpus=64, memory=8 << 30) == []  # the default ramp_time: 2s
+    unramped = load_profile(str(path), {"workloads[0].drain_burst": "true", "defaults.ramp_time": "0s"})
+    (warning,) = stability_warnings(build_plan(unramped), cpus=64, memory=8 << 30)
+    assert warning.startswith("rr: drain_burst with ramp_time 0; the credits a disk earns")
 
 
 @needs_fio

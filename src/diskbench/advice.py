@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 MIN_RUNTIME_S = 30.0
 MIN_WORKING_SET = 1024**3
-DEFAULT_RUNTIME, DEFAULT_SIZE = "30s", "1G"  # the built-in workload defaults
+DEFAULT_RUNTIME, DEFAULT_SIZE, DEFAULT_RAMP = "30s", "1G", "2s"  # the built-in workload defaults
 
 
 def local_memory_bytes() -> int | None:
@@ -46,6 +46,7 @@ def stability_warnings(plan: Plan, cpus: int | None = None, memory: int | None =
     busy: list[str] = []
     small: list[str] = []
     cached: list[str] = []
+    unramped: list[str] = []
     for job in plan.jobs:
         for part in job.parts:
             w = part.workload
@@ -58,6 +59,8 @@ def stability_warnings(plan: Plan, cpus: int | None = None, memory: int | None =
             working_set = size * numjobs
             if runtime < MIN_RUNTIME_S:
                 short.append(w.name)
+            if w.drain_burst and parse_duration(w.ramp_time if w.ramp_time is not None else DEFAULT_RAMP) == 0:
+                unramped.append(w.name)
             if job.machine == "local" and cpus and numjobs > cpus:
                 busy.append(f"{w.name} ({numjobs} jobs)")
             if working_set < MIN_WORKING_SET:
@@ -76,4 +79,7 @@ def stability_warnings(plan: Plan, cpus: int | None = None, memory: int | None =
     if cached:
         out.append(f"{_names(cached)}: buffered I/O on a working set that fits in this machine's "
                    f"{human_bytes(memory or 0)} of memory; the page cache is measured, not the disk")
+    if unramped:
+        out.append(f"{_names(unramped)}: drain_burst with ramp_time 0; the credits a disk earns in the seconds "
+                   "between draining and measuring are spent at the start and counted (keep ramp_time: 2s)")
     return out

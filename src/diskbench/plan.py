@@ -142,6 +142,7 @@ def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
         extra += layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S
     if target is not None and isinstance(target.warmup, str):
         extra += parse_duration(target.warmup)
+    extra += w.drain_s  # draining a burst: as long as it may take
     rounds = w.rounds  # steady state: as long as it may take
     return (_STARTUP_S + ramp + runtime) * rounds + layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S + extra
 

@@ -42,6 +42,10 @@ def group_units(profile: Profile, per_client: list[PlannedJob]) -> list[PlannedJ
         if job.sections:
             raise ProfileError(f"workload {job.workload.name!r}: sections do not run on a shared target "
                                "(each client runs the same job)")
+        once = [k for k in ("protocol", "drain_burst") if getattr(job.workload, k)]
+        if once:  # a client group runs each job once, all clients together
+            raise ProfileError(f"workload {job.workload.name!r}: {' and '.join(once)}: not for a shared target "
+                               f"(a client group runs each job once, on all clients together); drop {once[0]}")
         unit = units.get(job.workload.name)
         if unit is None:
             w = job.workload

@@ -54,7 +54,7 @@ def test_runs_too_short_for_a_cap_or_past_the_credits() -> None:
     burst = [*CAP, Limit("disk_burst_iops", 3500, "P4 burst", "t", burst=True, minutes=30)]
     on_credits = pitfalls(_result(runtime_s=60), GOOD, burst, {"kind": "burst"})
     assert on_credits == ["ran 60 s on burst credits (up to 30 min at full credits): the baseline is lower; run "
-                          "longer than the credits last to measure it"]
+                          "longer than the credits last, or drain_burst: true, to measure it"]
     assert pitfalls(_result(runtime_s=60), GOOD, burst, {"kind": "burst", "phases": {"burst": {}}}) == []
 
 

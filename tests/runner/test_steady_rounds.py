@@ -17,12 +17,11 @@ import yaml
 from diskbench.attribution.steady_state import steady_state
 from diskbench.errors import ProfileError
 from diskbench.model import DirectionResult, GroupResult
-from diskbench.plan import build_plan
-from diskbench.profile import LoadedProfile, parse_profile
+from diskbench.profile import parse_profile
 from diskbench.runner.machine import _steady_verdict
 from diskbench.store import Store
 
-from ..conftest import diskbench, needs_fio
+from ..conftest import diskbench, needs_fio, plan_of, run_profile
 
 PROFILE = {"name": "pts", "defaults": {"size": "4M", "runtime": "1s", "ramp_time": "0s", "ioengine": "psync",
                                        "direct": False, "bs": "4k"},
@@ -32,11 +31,7 @@ PROFILE = {"name": "pts", "defaults": {"size": "4M", "runtime": "1s", "ramp_time
 
 @needs_fio
 def test_rounds_until_steady_and_the_last_is_the_result(db: Path, tmp_path: Path) -> None:
-    profile = tmp_path / "pts.yaml"
-    profile.write_text(yaml.safe_dump(PROFILE))
-    work = tmp_path / "work"
-    work.mkdir()
-    out = diskbench("run", "--profile", str(profile), "--target", str(work), "--format", "json", db=db)
+    out = run_profile(PROFILE, tmp_path, db)
     assert out.returncode == 0, out.stderr
     rounds = [ln for ln in out.stderr.splitlines() if ": round " in ln]
     assert len(rounds) == 5, out.stderr  # the first window of five qualifies
@@ -56,9 +51,7 @@ def test_the_plan_counts_every_round_it_may_take(tmp_path: Path) -> None:
     (tmp_path / "pts.yaml").write_text(text)
     out = diskbench("plan", "--profile", str(tmp_path / "pts.yaml"), "--target", str(tmp_path))
     assert out.returncode == 0 and " 1s x6 " in out.stdout, out.stdout + out.stderr
-    five = text.replace("max_rounds: 6", "max_rounds: 5")
-    one = build_plan(LoadedProfile(profile=parse_profile(five), path="p", text=five))
-    six = build_plan(LoadedProfile(profile=parse_profile(text), path="p", text=text))
+    one, six = plan_of(text.replace("max_rounds: 6", "max_rounds: 5")), plan_of(text)
     assert six.jobs[0].expected_s == pytest.approx(one.jobs[0].expected_s / 5 * 6, rel=0.05)
 
 

@@ -26,8 +26,6 @@ CPU_SATURATED = 90.0  # % of one core per job, or of all cores together
 SHALLOW_QUEUE = 4  # I/Os in flight (QD x jobs) at or below which a result is latency-bound
 
 BOUND_KINDS = ("vm_uncached", "vm_cached", "temp", "disk", "nvme", "burst", "host_cache", "cpu", "queue", "none")
-_BURST_OF = {"disk_iops": "disk_burst_iops", "disk_mbps": "disk_burst_mbps",
-             "vm_uncached_iops": "vm_burst_iops", "vm_uncached_mbps": "vm_burst_mbps"}
 
 
 @dataclass(frozen=True)
@@ -180,9 +178,7 @@ def _exceeded_notes(measured: Measured, evals: list[_Eval]) -> tuple[str, ...]:
 
 
 def _burst_sibling(e: _Eval, evals: list[_Eval]) -> bool:
-    sibling = _BURST_OF.get(e.limit.kind)
-    return any(o.limit.kind == sibling and o.limit.scope.startswith(e.limit.scope) and o.ratio <= TOLERANCE[1]
-               for o in evals)
+    return any(o.limit.bursts_above(e.limit) and o.ratio <= TOLERANCE[1] for o in evals)
 
 
 def _suffix(notes: tuple[str, ...]) -> str:

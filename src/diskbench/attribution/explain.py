@@ -22,7 +22,7 @@ NEXT = {
     "temp": "a size with a larger (or NVMe) temp disk",
     "disk": "more disks in the stripe or a larger tier, up to the VM's cap",
     "nvme": "a size with more NVMe devices",
-    "burst": "a run longer than the credits last, to measure the baseline",
+    "burst": "drain_burst: true (or a run longer than the credits last), to measure the baseline",
     "host_cache": "caching None (or a working set larger than the cache) to measure the disk itself",
     "cpu": "more numjobs, or a faster ioengine (io_uring), so fio's CPU is not the limit",
     "queue": "a deeper queue (iodepth x numjobs), so the device, not the latency, sets the rate",

@@ -6,6 +6,7 @@ attribution code compares a measurement against that list without knowing which 
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -17,6 +18,9 @@ KINDS = (
     "disk_iops", "disk_mbps", "disk_burst_iops", "disk_burst_mbps",
     "nvme_iops", "nvme_mbps",
 )
+# each baseline cap and the burst cap above it (credits let a target run above the one up to the other)
+BURST_OF = {"disk_iops": "disk_burst_iops", "disk_mbps": "disk_burst_mbps",
+            "vm_uncached_iops": "vm_burst_iops", "vm_uncached_mbps": "vm_burst_mbps"}
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class Limit:
         """``Standard_D8ds_v4 uncached 12,800 IOPS``."""
         return f"{self.scope} {self.value:,.0f} {self.unit}"
 
+    def bursts_above(self, base: Limit) -> bool:
+        """Whether this is the burst cap over ``base``: its kind's burst kind, for the same target
+        ("P10 burst" over "P10", "D8 uncached burst" over "D8 uncached"; scaled alike in a lab)."""
+        return self.kind == BURST_OF.get(base.kind) and _stem(self.scope).startswith(_stem(base.scope))
+
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -67,3 +76,11 @@ class Limit:
     def scaled(self, factor: float) -> Limit:
         """The limit times ``factor`` (a lab whose throttles stand for the cloud's caps at a scale)."""
         return replace(self, value=self.value * factor, scope=f"{self.scope} x{factor:g}")
+
+
+def _stem(scope: str) -> str:
+    """A scope without the scale a lab adds (``P10 burst x0.1`` -> ``P10 burst``)."""
+    return _SCALED.sub("", scope)
+
+
+_SCALED = re.compile(r" x[0-9.e+-]+$")

@@ -65,7 +65,7 @@ def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bo
     if kind == "burst" and not (bound or {}).get("phases") and burst:
         minutes = min(lim.minutes or 0 for lim in burst)
         out.append(f"ran {result.runtime_s:,.0f} s on burst credits (up to {minutes:g} min at full credits): "
-                   "the baseline is lower; run longer than the credits last to measure it")
+                   "the baseline is lower; run longer than the credits last, or drain_burst: true, to measure it")
     elif 0 < result.runtime_s < SHORT_RUN_S and limits:
         out.append(f"ran {result.runtime_s:,.1f} s: too short for a cap's token bucket to show; run 30 s or more "
                    "(time_based)")

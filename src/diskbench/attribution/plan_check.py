@@ -20,7 +20,7 @@ def burst_warnings(plan: Plan) -> list[str]:
 
     out: list[str] = []
     for job in plan.jobs:
-        if job.entry is None:
+        if job.entry is None or job.workload.drain_burst:  # drained first: it measures the baseline
             continue
         provider = registry.providers.get(job.provider)
         for part in job.parts:
@@ -35,5 +35,6 @@ def burst_warnings(plan: Plan) -> list[str]:
             if job.expected_s < minutes * 60:
                 out.append(f"{job.machine}: {part.workload.name} on {part.target_label} runs "
                            f"{job.expected_s:,.0f} s; the {bursts[0].scope} lasts up to {minutes:g} min at full "
-                           f"credits, so it measures the burst, not the baseline (run longer to see both)")
+                           f"credits, so it measures the burst, not the baseline (run longer to see both, or "
+                           f"drain_burst: true to measure the baseline alone)")
     return list(dict.fromkeys(out))

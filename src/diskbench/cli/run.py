@@ -229,6 +229,8 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
             table.add_group(label)
         w = j.workload
         runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime  # steady-state rounds
+        if w.drain_burst and runtime:
+            runtime += " +drain"
         declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, runtime)
         table.add_row(j.seq + 1, w.name, *("-" if v is None else v for v in declared), human_seconds(j.expected_s))
     table.caption.append(f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}")

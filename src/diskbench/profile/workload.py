@@ -128,6 +128,7 @@ BUILTIN_DEFAULTS = WorkloadOptions(
 )
 WorkloadName = Annotated[str, AfterValidator(named("workload"))]
 STEADY_MAX_ROUNDS = 25  # the SNIA PTS's limit (attribution.steady_state.MAX_ROUNDS)
+DRAIN_DEFAULT = "35m"  # a full credit bucket lasts 30 min at the burst cap (Azure disks and VMs)
 
 
 class Section(WorkloadOptions):
@@ -151,6 +152,31 @@ class Workload(WorkloadOptions):
         "last five (range within 20% of their mean, slope excursion within 10%), at most max_rounds")
     max_rounds: int | None = Field(None, ge=5, le=25, description="rounds at most for protocol: steady_state "
                                    "(default 25, the PTS's)")
+
+    drain_burst: bool | str | None = Field(
+        None, description="before measuring, run the job until the target's credit burst is spent (its rate "
+        "steps down to the baseline), so the result is the baseline: true (at most 35m), or the longest it may "
+        "take, e.g. 90m")
+
+    @field_validator("drain_burst", mode="before")
+    @classmethod
+    def _drain(cls, v: Any) -> Any:
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = f"{v:g}s"  # a bare number is seconds, as everywhere in a profile
+        if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off"):
+            v = v.lower() in ("true", "yes", "on")  # as --set gives it
+        if isinstance(v, str):
+            if parse_duration(v) <= 0:
+                raise ValueError(f"{v!r}: give the longest draining may take, e.g. 35m, or true")
+            return v
+        return v or None
+
+    @property
+    def drain_s(self) -> float:
+        """The longest draining may take before the measured run (0: no draining)."""
+        if not self.drain_burst:
+            return 0.0
+        return parse_duration(DRAIN_DEFAULT if self.drain_burst is True else self.drain_burst)
 
     @model_validator(mode="after")
     def _rounds_need_the_protocol(self) -> Workload:

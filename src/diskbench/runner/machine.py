@@ -25,9 +25,10 @@ from .attribute import Attributor
 from .options import RunOptions, RunOutcome
 from .recorder import unit_dir
 from .testbed import testbed_key
-from .unit import data_passes, run_engine, steady_rounds, summary
+from .unit import data_passes, drain_burst, run_engine, steady_rounds, summary
 
 if TYPE_CHECKING:
+    from ..attribution.drain import Verdict
     from ..attribution.limit import Limit
     from ..attribution.steady_state import SteadyState
     from ..executors.hostkeys import HostKeyTrust
@@ -164,9 +165,13 @@ class MachineWork:
         label = f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
         index = self.runner.next_index()
         data_passes(ex, engine, job, places, art, label, self.ui.line, self.laid_out)
-        state = None
+        drained = drain_burst(ex, engine, job, places, art, label, self.ui.line, lambda: self.runner.stopped,
+                              self._unit_limits(job)) if job.workload.drain_burst else None
+        state, rc = None, 130
         with self.ui.job(index, self.total, label, job.expected_s, 0.0) as tracker:
-            if job.workload.protocol == "steady_state":
+            if self.runner.stopped:  # while draining: the measured run never starts
+                self.ui.line(f"{label}: stopped before measuring")
+            elif job.workload.protocol == "steady_state":
                 rc, state = steady_rounds(ex, engine, job, rendered, art, tracker, self.ui.line, label,
                                           lambda: self.runner.stopped)
             else:
@@ -179,6 +184,8 @@ class MachineWork:
         self.attributor.unit(job, places, groups, stderr.read_text(errors="replace") if stderr.exists() else "")
         if state is not None:
             _steady_verdict(groups, state)
+        if drained is not None:
+            _drain_verdict(groups, drained)
         self._store(job, engine, groups, art)
         compress(art / engine.output_name)  # committed: the raw output is kept gzip'd
         ok = message is None
@@ -191,6 +198,13 @@ class MachineWork:
             with self.runner._lock:
                 self.outcome.messages.append(f"{label}: {message}")
         return ok
+
+    def _unit_limits(self, job: PlannedJob) -> list[Limit] | None:
+        """The caps of the unit's targets (None when the provider cannot tell)."""
+        try:
+            return [lim for part in job.parts for lim in self._limits(part.target)]
+        except DiskbenchError:
+            return None
 
     def _store(self, job: PlannedJob, engine: Engine, groups: list[GroupResult], art: Any) -> None:
         """Commit the unit's results: one per group, and for sections one per job plus their merge."""
@@ -241,3 +255,14 @@ def _steady_verdict(groups: list[GroupResult], state: SteadyState) -> None:
         if not state.achieved:
             for d in g.directions:
                 d.warnings.append(f"{state.text()}; precondition the target, or run longer rounds")
+
+
+def _drain_verdict(groups: list[GroupResult], verdict: Verdict) -> None:
+    """How draining ended goes with the result: a note when the burst was spent, a warning on every
+    figure when the time allowed ran out first (the result may still be a burst)."""
+    for g in groups:
+        g.notes.append(f"burst drained before measuring: {verdict.why}" if verdict.drained
+                       else f"drain_burst: {verdict.why}")
+        if not verdict.drained:
+            for d in g.directions:
+                d.warnings.append(f"drain_burst: {verdict.why}")

@@ -9,12 +9,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..attribution import drain
+from ..attribution.drain import Verdict, baselines
+from ..attribution.limit import Limit
 from ..attribution.steady_state import SteadyState, steady_state
 from ..engines.base import Engine, Place
 from ..errors import ExecutionError
 from ..executors.base import Executor
 from ..model import GroupResult
 from ..plan import PlannedJob
+from ..store.raw import compress
 from ..units import human_bytes, parse_duration
 from .progress import JobTracker
 
@@ -69,7 +73,7 @@ def steady_rounds(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, 
         line(f"{label}: round {n}: {rates[-1]:,.0f} IOPS" + (f"; {state.text()}" if state.done else ""))
         if state.done:
             return rc, state
-        _set_round_aside(art, [engine.output_name, "stdout.txt", "stderr.txt", "exit_code",
+        _set_pass_aside(art, [engine.output_name, "stdout.txt", "stderr.txt", "exit_code",
                                *engine.log_files(rendered)], n)
     raise AssertionError("steady_state() is done by max_rounds")
 
@@ -83,13 +87,81 @@ def _rate(groups: list[GroupResult]) -> float:
     return total
 
 
-def _set_round_aside(art: Path, names: list[str], n: int) -> None:
+def _set_pass_aside(art: Path, names: list[str], n: int, stem: str = "round") -> Path:
+    """Move a finished pass's files out of the way of the measured run's, into ``stem-NN/``."""
     folder = next(f for i in range(1, 1000)
-                  if not (f := art / (f"round-{n:02d}" if i == 1 else f"round-{n:02d}-{i}")).exists())
+                  if not (f := art / (f"{stem}-{n:02d}" if i == 1 else f"{stem}-{n:02d}-{i}")).exists())
     folder.mkdir()
     for name in names:
         if (art / name).exists():
             (art / name).rename(folder / name)
+    return folder
+
+
+def drain_burst(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
+                line: Callable[[str], None], stopped: Callable[[], bool],
+                limits: list[Limit] | None) -> Verdict | None:
+    """``drain_burst``: the job's own I/O in passes until the target's credit burst is spent
+    (``attribution.drain`` decides when). Each pass's files are kept in ``drain-NN/``. None when there
+    was nothing to drain (the caps are known and none bursts) or the run was stopped."""
+    if limits and not any(lim.burst for lim in limits):
+        line(f"{label}: no burst credits on {job.target_label}: nothing to drain")
+        return None
+    found, allowed_s = baselines(limits or []), job.workload.drain_s
+    pass_s = min(drain.PASS_S, allowed_s)
+    line(f"{label}: draining burst credits in {pass_s:g} s passes (at most {allowed_s:,.0f} s)")
+    passes = [Place(p.workload.model_copy(update={"time_based": True, "runtime": f"{pass_s:g}s",
+                                                   "ramp_time": None}), p.target_label, p.directory, p.filename)
+              for p in places]
+    rendered = engine.render(job, passes, purpose="measure")
+    iops: list[float] = []
+    mbps: list[float] = []
+    for n in range(1, 100_000):
+        rc = run_engine(ex, engine, job, rendered, art, None)
+        groups, message = engine.outcome(art, rc)
+        folder = _set_pass_aside(art, [engine.output_name, f"job{engine.job_suffix}", "stdout.txt", "stderr.txt",
+                                        "exit_code", *engine.log_files(rendered)], n, "drain")
+        compress(folder / engine.output_name)
+        if stopped():
+            return None
+        if message is not None:
+            raise ExecutionError(f"{label}: draining failed: {message}; see {folder}")
+        step, got_iops, got_mbps = _per_interval(groups, pass_s)
+        iops += got_iops
+        mbps += got_mbps
+        if n == 1:
+            allowed_s = drain.allowed(allowed_s, _rate(groups), sum(_mbps(g) for g in groups), found)
+        verdict = drain.judge(iops, mbps, step, n * pass_s, allowed_s, found, len(got_iops))
+        line(f"{label}: drain pass {n}: {_rate(groups):,.0f} IOPS" + (f"; {verdict.why}" if verdict.done else ""))
+        if verdict.done:
+            return verdict
+    raise AssertionError("drain.judge() is done once the time allowed has passed")
+
+
+def _per_interval(groups: list[GroupResult], pass_s: float) -> tuple[float, list[float], list[float]]:
+    """A pass's IOPS and MB/s per interval, all directions together; one point for the whole pass
+    when the engine gave no series."""
+    iops: list[float] = []
+    mbps: list[float] = []
+    step = 0.0
+    for g in groups:
+        for d in [d for d in g.directions if d.direction == "total"] or g.directions:
+            if d.series is None:
+                return pass_s, [_rate(groups)], [sum(_mbps(g) for g in groups)]
+            step = d.series.interval_s
+            bw = d.series.bw_bytes_per_s or [0.0] * len(d.series.iops)
+            for i, (v, b) in enumerate(zip(d.series.iops, bw, strict=False)):
+                if i == len(iops):
+                    iops.append(0.0)
+                    mbps.append(0.0)
+                iops[i] += v
+                mbps[i] += b / 1e6
+    return step or pass_s, iops, mbps
+
+
+def _mbps(g: GroupResult) -> float:
+    both = [d for d in g.directions if d.direction == "total"]
+    return sum(d.bw_bytes_per_s for d in (both or g.directions)) / 1e6
 
 
 def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
