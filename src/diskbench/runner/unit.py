@@ -78,12 +78,12 @@ def steady_rounds(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, 
     raise AssertionError("steady_state() is done by max_rounds")
 
 
-def _rate(groups: list[GroupResult]) -> float:
-    """A round's figure: its IOPS, all directions together."""
+def _rate(groups: list[GroupResult], mbps: bool = False) -> float:
+    """A round's figure: its IOPS (or MB/s), all directions together."""
     total = 0.0
     for g in groups:
         both = [d for d in g.directions if d.direction == "total"]
-        total += sum(d.iops for d in (both or g.directions))
+        total += sum(d.bw_bytes_per_s / 1e6 if mbps else d.iops for d in (both or g.directions))
     return total
 
 
@@ -130,7 +130,7 @@ def drain_burst(ex: Executor, engine: Engine, job: PlannedJob, places: list[Plac
         iops += got_iops
         mbps += got_mbps
         if n == 1:
-            allowed_s = drain.allowed(allowed_s, _rate(groups), sum(_mbps(g) for g in groups), found)
+            allowed_s = drain.allowed(allowed_s, _rate(groups), _rate(groups, mbps=True), found)
         verdict = drain.judge(iops, mbps, step, n * pass_s, allowed_s, found, len(got_iops))
         line(f"{label}: drain pass {n}: {_rate(groups):,.0f} IOPS" + (f"; {verdict.why}" if verdict.done else ""))
         if verdict.done:
@@ -147,7 +147,7 @@ def _per_interval(groups: list[GroupResult], pass_s: float) -> tuple[float, list
     for g in groups:
         for d in [d for d in g.directions if d.direction == "total"] or g.directions:
             if d.series is None:
-                return pass_s, [_rate(groups)], [sum(_mbps(g) for g in groups)]
+                return pass_s, [_rate(groups)], [_rate(groups, mbps=True)]
             step = d.series.interval_s
             bw = d.series.bw_bytes_per_s or [0.0] * len(d.series.iops)
             for i, (v, b) in enumerate(zip(d.series.iops, bw, strict=False)):
@@ -157,11 +157,6 @@ def _per_interval(groups: list[GroupResult], pass_s: float) -> tuple[float, list
                 iops[i] += v
                 mbps[i] += b / 1e6
     return step or pass_s, iops, mbps
-
-
-def _mbps(g: GroupResult) -> float:
-    both = [d for d in g.directions if d.direction == "total"]
-    return sum(d.bw_bytes_per_s for d in (both or g.directions)) / 1e6
 
 
 def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
