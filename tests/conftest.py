@@ -5,6 +5,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +52,20 @@ workloads:
     bs: 4k
     numjobs: 2
 """
+
+
+@pytest.fixture
+def tiny_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 4 MiB tmpfs of this test's (a disk that fills up), unmounted at the end, also on failure."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (mounts a tmpfs)")
+    mnt = tmp_path / f"full-{uuid.uuid4().hex[:8]}"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4M", "diskbench-test", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
 @pytest.fixture

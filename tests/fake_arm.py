@@ -1,13 +1,16 @@
 """A fake Azure Resource Manager on 127.0.0.1 for the real azure-mgmt-* clients.
 
 It implements what diskbench calls (resource groups with Location-polled deletes and tag
-filters, resource SKUs and usages with paging), records every request, and can inject faults.
+filters, resource SKUs and usages with paging), records every request, and can inject faults,
+among them losing the connection for good mid-run (``outage_after``) as a dying network does.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import socket
+import struct
 import threading
 import time
 import uuid
@@ -49,6 +52,11 @@ class FakeArm:
     server: ThreadingHTTPServer | None = None
     tls: tuple[str, str] | None = None  # (certificate, key) PEM files: serve HTTPS
     expect_token: str | None = None  # with a credential: the token the stock policy must send
+    # ("METHOD path-regex", mode): once such a request is answered the Resource Manager is lost; mode
+    # "reset" resets every later connection unanswered, "refuse" stops listening. ``restore()`` ends it.
+    outage_after: tuple[str, str] | None = None
+    down: str | None = None  # the outage in force ("reset" or "refuse"), None while it answers
+    port: int = 0  # 0: any free port; restore() after a "refuse" outage listens on the same one again
 
     @property
     def url(self) -> str:
@@ -70,7 +78,12 @@ class FakeArm:
                 body = json.loads(raw) if raw else None
                 req = Request(self.command, parsed.path, parse_qs(parsed.query), body)
                 arm.requests.append(req)
+                if arm.down == "reset":  # RST on close, no answer: "connection reset by peer"
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
                 status, payload, headers = arm.dispatch(req, self.headers.get("Authorization", ""))
+                arm.after(req)
                 data = b"" if payload is None else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -82,7 +95,8 @@ class FakeArm:
 
             do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _handle  # noqa: N815
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.port = self.server.server_address[1]
         if self.tls:
             import ssl
 
@@ -96,6 +110,23 @@ class FakeArm:
         if self.server is not None:
             self.server.shutdown()
             self.server.server_close()
+
+    def after(self, req: Request) -> None:
+        """The outage begins once the request named by ``outage_after`` is answered."""
+        if self.outage_after is None or self.down is not None:
+            return
+        pattern, mode = self.outage_after
+        method, _, path_re = pattern.partition(" ")
+        if req.method == method and re.search(path_re, req.path):
+            self.down = mode
+            if mode == "refuse":  # closed before this answer leaves: the next connection is refused
+                self.stop()
+
+    def restore(self) -> None:
+        """The Resource Manager answers again, at the same address."""
+        mode, self.down, self.outage_after = self.down, None, None
+        if mode == "refuse":
+            self.start()
 
     # --- routing ----------------------------------------------------------------------------
     def dispatch(self, req: Request, auth: str) -> tuple[int, Any, dict[str, str]]:
@@ -275,14 +306,14 @@ class FakeArm:
         if delay:
             time.sleep(delay)
         resource = self.resources.get(state["resource"])
-        if state["left"] > 0:
+        if state["left"] > 0 and (resource is not None or state.get("delete")):
             state["left"] -= 1
             return 200, {"status": "InProgress"}, {"retry-after-ms": "5"}
         if state.get("delete"):
             self.resources.pop(state["resource"], None)
             return 200, {"status": "Succeeded"}, {}
         if resource is None:
-            return 200, {"status": "Canceled"}, {}
+            return 200, {"status": "Canceled"}, {}  # deleted with its group: Azure cancels the creation
         if state["type"] == "virtualmachines" and self.fail_vm_after_polls:
             resource["properties"]["provisioningState"] = "Failed"
             return 200, {"status": "Failed", "error": self.fail_vm_after_polls}, {}

@@ -4,8 +4,8 @@ One threaded HTTP server answers every service under its own path prefix (``/ide
 ``/network``, ``/volume``, ``/image``); the Keystone catalog points the SDK back at it. Resources move
 through their states on polls, not on wall time, so tests are deterministic on a loaded machine.
 Every request is recorded. Faults are switched per test (``no_valid_host``, ``quota_fault``,
-``expire_tokens()``, ``faults`` by method and path), and ``on_boot`` decides what a created server
-"is": its address, SSH port and host keys (later: a QEMU guest).
+``expire_tokens()``, ``deletes_hang``, ``faults`` by method and path), and ``on_boot`` decides what a
+created server "is": its address, SSH port and host keys (later: a QEMU guest).
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ class FakeOpenStack:
     requests: list[Request] = field(default_factory=list)
     build_polls: int = 2  # GETs of a new server that answer BUILD
     delete_polls: int = 2  # GETs of a deleted server that still find it
+    deletes_hang: bool = False  # a deleted server stays "deleting" until this is switched off again
     volume_polls: int = 1  # GETs of a volume in a passing state (creating, detaching, deleting)
     no_valid_host: bool = False  # the scheduler fails: the server goes ERROR
     quota_fault: int | None = None  # 403 or 413: Nova refuses the next server create for quota

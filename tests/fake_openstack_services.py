@@ -185,6 +185,8 @@ def _boot(fake: FakeOpenStack, server: dict[str, Any]) -> None:
 def _advance(fake: FakeOpenStack, server: dict[str, Any]) -> None:
     """One GET of the server: BUILD counts down to ACTIVE (or ERROR); a delete counts down to gone."""
     if server["_delete_left"] is not None:
+        if fake.deletes_hang:
+            return
         server["_delete_left"] -= 1
         if server["_delete_left"] < 0:
             _finish_delete(fake, server)

@@ -218,11 +218,15 @@ class Lab:
         self.known_hosts = root / "known_hosts"
         self.known_hosts.write_text("")
 
-    def add_sudo_user(self, name: str | None = None) -> str:
-        """A non-root login with passwordless sudo, like Azure's default user; removed in close()."""
-        name = name or f"dbl{self.id}"
+    def add_user(self, name: str) -> str:
+        """A plain local user (no sudo): another person on the lab's hosts; removed in close()."""
         sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name)
         self.users.append(name)
+        return name
+
+    def add_sudo_user(self, name: str | None = None) -> str:
+        """A non-root login with passwordless sudo, like Azure's default user; removed in close()."""
+        name = self.add_user(name or f"dbl{self.id}")
         sudoers = Path(f"/etc/sudoers.d/diskbench-lab-{self.id}")
         sudoers.write_text(f"{name} ALL=(ALL) NOPASSWD:ALL\n")
         sudoers.chmod(0o440)

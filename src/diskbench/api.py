@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import DiskbenchError
+from .errors import DiskbenchError, SafetyError
 
 if TYPE_CHECKING:
     from .profile import LoadedProfile
@@ -109,5 +109,6 @@ def run(profile: LoadedProfile | str, *, workloads: list[str] | None = None, mac
         if isinstance(recorder, MemoryRecorder):
             recorder.close()
     if outcome.status != "completed":
-        raise DiskbenchError(f"run {outcome.run_id} is {outcome.status}: " + "; ".join(outcome.messages[:3]))
+        kind = SafetyError if outcome.refused else DiskbenchError  # the safety rule's refusal keeps its class
+        raise kind(f"run {outcome.run_id} is {outcome.status}: " + "; ".join(outcome.messages[:3]))
     return Results(record, items)

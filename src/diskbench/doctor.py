@@ -58,11 +58,22 @@ def _store(path: Path) -> Check:
 
     if not path.exists():
         return Check("store", True, f"{path} (not created yet; the first run creates it)")
+    if not path.is_file():
+        return Check("store", False, f"{path}: not a regular file", "pass --db with a file path")
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
             version = db.execute("PRAGMA user_version").fetchone()[0]
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(5)").fetchall()]  # every page read
+        finally:
+            db.close()
     except sqlite3.DatabaseError as exc:
-        return Check("store", False, f"{path}: not a diskbench store ({exc})", "use --db for another file")
+        if "not a database" in str(exc):
+            return Check("store", False, f"{path}: not a diskbench store ({exc})", "use --db for another file")
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        return Check("store", False, f"{path}: damaged ({'; '.join(problems)[:200]})",
+                     f"sqlite3 {path} .recover | sqlite3 recovered.sqlite, then use --db recovered.sqlite")
     if version > SCHEMA_VERSION:
         return Check("store", False, f"{path}: schema {version}, newer than this diskbench ({SCHEMA_VERSION})",
                      "upgrade diskbench")

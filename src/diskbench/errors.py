@@ -38,18 +38,29 @@ class DiskbenchError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
-class ProfileError(DiskbenchError):
-    """A profile that cannot be read or does not validate."""
+class UsageError(DiskbenchError):
+    """An argument or an input file that cannot be used as given (a folder that cannot be made,
+    a directory that does not exist, a policy that is not YAML)."""
 
     exit_code = Exit.USAGE
 
 
-class ParseError(DiskbenchError):
-    """Engine output that cannot be understood."""
+class ProfileError(UsageError):
+    """A profile that cannot be read or does not validate."""
+
+
+class ParseError(UsageError):
+    """Engine output that cannot be understood (an import's input; inside a run it fails the job)."""
 
 
 class StoreError(DiskbenchError):
-    """The result store is missing, locked, or from a newer diskbench."""
+    """The result store cannot be used: locked, full, damaged, or from a newer diskbench."""
+
+
+class UnknownRun(StoreError):
+    """A run id that names no run, or more than one."""
+
+    exit_code = Exit.USAGE
 
 
 class ExecutionError(DiskbenchError):

@@ -158,8 +158,9 @@ def _sections(w: Workload, targets: dict[str, TargetModel], default: str) -> lis
     return out
 
 
-def _engine_of(job: PlannedJob) -> str:
-    """The unit's engine, after it has said it can run every job of the unit as written."""
+def _engine_of(job: PlannedJob, allow_exec: bool = False) -> str:
+    """The unit's engine, after it has said it can run every job of the unit as written, and
+    that the profile gives it nothing that lands I/O elsewhere or runs programs unasked."""
     from . import registry
 
     name = job.workload.engine or registry.default_engine(job.platform)
@@ -168,9 +169,11 @@ def _engine_of(job: PlannedJob) -> str:
         raise ProfileError(f"workload {job.workload.name!r} runs {name}, which does not run on {job.platform} "
                            f"({job.machine})", hint=f"{name} runs on {', '.join(engine.platforms)}; set engine:")
     problems = [(part.workload.name, key, why) for part in job.parts
-                for key, why in engine.check_workload(part.workload)]
+                for key, why in [*engine.check_workload(part.workload),
+                                 *engine.refused_options(part.workload, allow_exec=allow_exec)]]
     if problems:
-        text = "; ".join(f"{key}: {why}" for _, key, why in problems)
+        whys = list(dict.fromkeys(why for _, _, why in problems))  # several keys, one reason: said once
+        text = "; ".join(", ".join(k for _, k, w in problems if w == why) + f": {why}" for why in whys)
         raise ProfileError(f"workload {problems[0][0]!r} cannot run with {name}: {text}")
     return name
 
@@ -178,13 +181,27 @@ def _engine_of(job: PlannedJob) -> str:
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
                repeats: int | None = None, workloads: list[str] | None = None,
-               machines: list[str] | None = None) -> Plan:
+               machines: list[str] | None = None, allow_exec: bool = False) -> Plan:
+    """Expand a profile into units (see ``_build``); a problem names the profile's file, as every
+    other profile error does."""
+    try:
+        return _build(loaded, target_dir, hosts, destroy_data_on, repeats, workloads, machines, allow_exec)
+    except ProfileError as exc:
+        if loaded.path and not exc.message.startswith(loaded.path):
+            exc.message = f"{loaded.path}: {exc.message}"
+        raise
+
+
+def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | None,
+           destroy_data_on: list[str] | None, repeats: int | None, workloads: list[str] | None,
+           machines: list[str] | None, allow_exec: bool) -> Plan:
     """Expand a profile into units. ``hosts`` runs a profile without hosts on the given ones.
 
     Sweeps give one unit per value; repeats run the whole list N times, interleaved (all jobs
     once, then all again), so a slow drift of the disk spreads over every job alike.
     ``workloads`` keeps only the named workloads, ``machines`` only the named machines and hosts
-    (to run one machine of a profile again, or a few at a time).
+    (to run one machine of a profile again, or a few at a time). ``allow_exec`` lets engine
+    options that run programs through; only the person running diskbench may give it.
     """
     profile = loaded.profile
     plan = Plan(profile=loaded, destroy_data_on=[*profile.destroy_data_on, *(destroy_data_on or [])])
@@ -251,7 +268,7 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
     for job in once:
         key = f"{job.workload.name}@{job.platform}"
         if key not in engines:
-            engines[key] = _engine_of(job)
+            engines[key] = _engine_of(job, allow_exec)
         job.engine = engines[key]
     n = repeats or profile.repeats
     for rep in range(1, n + 1):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from .text import printable
 from .units import human_seconds
 
 if TYPE_CHECKING:
@@ -78,18 +79,23 @@ class UI:
         if not self.quiet:
             with self._lock:
                 sys.stdout.flush()
-                self.err.print(text, markup=False, highlight=False, soft_wrap=True)
+                self.err.print(printable(text, keep_newlines=True), markup=False, highlight=False, soft_wrap=True)
 
     def warn(self, text: str) -> None:
-        self.err.print(f"warning: {text}", markup=False, style="yellow", soft_wrap=True)
+        self.err.print(f"warning: {printable(text, keep_newlines=True)}", markup=False, style="yellow",
+                       soft_wrap=True)
 
     def print(self, renderable: Any) -> None:
         # never crop a line to the terminal: a plain-text table that cannot fit overflows whole
+        if isinstance(renderable, str):
+            renderable = printable(renderable, keep_newlines=True)
         self.out.print(renderable, crop=False)
 
     def write(self, text: str) -> None:
-        """Machine-readable output, byte for byte (json, csv, markdown)."""
-        sys.stdout.write(text)
+        """Output as it is (json, csv, markdown, plain lines), but for control characters other than
+        newlines and tabs, which are shown as escapes: a job name from an imported file must not
+        drive the terminal or a CI log (JSON already escapes them, so it stays byte for byte)."""
+        sys.stdout.write(printable(text, keep_newlines=True))
         sys.stdout.flush()
 
     @contextmanager

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import re
 
+from .text import shown
+
+MAX_SIZE = 1 << 60  # 1 EiB: beyond any disk or volume, far inside fio's 64-bit sizes
+MAX_SECONDS = 100 * 365 * 86400.0  # a century: inside every clock and timer the code uses
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _TIME_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)
@@ -17,12 +22,16 @@ def parse_size(value: str | int) -> int:
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"{value!r} is not a size")
-        return value
-    m = _SIZE_RE.match(str(value))
-    if not m:
-        raise ValueError(f"{value!r} is not a size")
-    number, unit = float(m.group(1)), m.group(2).lower()
-    return int(number * _MULT[unit])
+        n = value
+    else:
+        m = _SIZE_RE.match(str(value))
+        if not m:
+            raise ValueError(f"{shown(value)} is not a size")
+        number = float(m.group(1)) * _MULT[m.group(2).lower()]
+        n = int(number) if number <= MAX_SIZE else MAX_SIZE + 1
+    if n > MAX_SIZE:
+        raise ValueError(f"{shown(value)} is larger than 1 EiB")
+    return n
 
 
 def parse_duration(value: str | int | float) -> float:
@@ -30,13 +39,17 @@ def parse_duration(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration")
     if isinstance(value, (int, float)):
-        if value < 0:
+        if not math.isfinite(value) or value < 0:
             raise ValueError(f"{value!r} is not a duration")
-        return float(value)
-    m = _TIME_RE.match(str(value))
-    if not m:
-        raise ValueError(f"{value!r} is not a duration (use e.g. 30s, 2m)")
-    return float(m.group(1)) * _SECONDS[(m.group(2) or "s").lower()]
+        seconds = float(value)
+    else:
+        m = _TIME_RE.match(str(value))
+        if not m:
+            raise ValueError(f"{shown(value)} is not a duration (use e.g. 30s, 2m)")
+        seconds = float(m.group(1)) * _SECONDS[(m.group(2) or "s").lower()]
+    if seconds > MAX_SECONDS:
+        raise ValueError(f"{shown(value)} is longer than a century")
+    return seconds
 
 
 def human_bytes(n: float) -> str:

@@ -87,7 +87,7 @@ def test_import_of_noise_and_bad_files(db: Path, tmp_path: Path, fio_fixtures: P
     bad = tmp_path / "bad.json"
     bad.write_text("fio: failed to open\n")
     out = diskbench("import", str(bad), db=db)
-    assert out.returncode == 1
+    assert out.returncode == 2  # a file to import that is not engine output: bad input
     assert out.stderr == (f"error: {bad}: no fio JSON document found (fio: failed to open) "
                           "(run fio with --output-format=json or json+)\n")
     missing = diskbench("import", str(tmp_path / "nope.json"), db=db)
@@ -128,7 +128,7 @@ def test_bad_arguments_and_unknown_runs(db: Path) -> None:
     missing = diskbench("run", db=db)
     assert missing.returncode == 2 and "Missing option '--profile'" in missing.stderr
     resume = diskbench("resume", "nope", db=db)
-    assert resume.returncode == 1 and "Traceback" not in resume.stderr
+    assert resume.returncode == 2 and "Traceback" not in resume.stderr  # an unknown run is bad input
 
 
 def test_unreachable_host_prints_no_empty_table(db: Path, tiny_profile: Path) -> None:

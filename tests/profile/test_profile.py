@@ -50,7 +50,7 @@ MALFORMED = [
     ("- just\n- a list\n", "1: a profile must be a YAML mapping"),
     ("name: t\nname: u\nworkloads:\n  - {name: a, rw: read}\n", "2: key 'name' appears twice"),
     ("name: t\nworkloads:\n  - name: a\n    rw: read\n    extra:\n      bad key: 1\n",
-     "5: workloads[0].extra: 'bad key' is not an fio option name"),
+     "5: workloads[0].extra: 'bad key' is not an engine option name"),
     ("name: t\ntarget: floppy\nworkloads:\n  - {name: a, rw: read}\n", "2: target: 'floppy' is not a target"),
     ("name: t\nworkloads:\n  - name: a\n    rw: read\n    direct: maybe\n",
      "5: workloads[0].direct: Input should be a valid boolean"),

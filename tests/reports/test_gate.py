@@ -154,4 +154,4 @@ def test_policy_thresholds_per_job(db: Path, tmp_path: Path) -> None:
     policy.write_text("thresholds: {iops: lots}\n")
     bad = diskbench("gate", run, "--policy", str(policy), db=db)
     # no verdict could be reached: exit 3 (GATE_ERROR), never 1, which means REGRESSED
-    assert bad.returncode == 3 and bad.stderr.startswith(f"error: {policy}: thresholds.iops")
+    assert bad.returncode == 3 and bad.stderr.startswith(f"error: {policy}:1: thresholds.iops")

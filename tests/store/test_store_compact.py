@@ -19,7 +19,7 @@ def _group(fio_fixtures: Path):  # type: ignore[no-untyped-def]
 def _run(store: Store, group, testbed: str = "tb1", status: str = "completed") -> str:  # type: ignore[no-untyped-def]
     run_id = store.create_run(profile="p", profile_path=None, profile_text="x", options={})
     store.add_jobs(run_id, [{"key": "h/t/a", "workload": "a", "target": "t", "host": "h"}])
-    store.update_job(run_id, "h/t/a", status="done", testbed=testbed)
+    store.update_job(run_id, "h/t/a", status="done" if status == "completed" else "failed", testbed=testbed)
     store.add_results(run_id, "h/t/a", group, workload="a", target="t", host="h")
     store.finish_run(run_id, status)
     return run_id

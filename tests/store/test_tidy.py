@@ -29,7 +29,7 @@ def test_delete_removes_results_and_artifacts_and_dry_run_changes_nothing(db: Pa
     out = diskbench("runs", "delete", failed[:12], db=db)
     assert out.returncode == 0 and f"deleted {failed}" in out.stdout and "1 run(s) deleted" in out.stdout
     assert not art.parent.parent.exists()
-    assert diskbench("show", failed, db=db).returncode == 1
+    assert diskbench("show", failed, db=db).returncode == 2  # no such run (any more)
     assert Store(db).db.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 0
 
 

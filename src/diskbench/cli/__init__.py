@@ -6,6 +6,7 @@ commands (``sizes``) and ``run`` options (``--subscription``) without the CLI na
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import sys
@@ -19,7 +20,7 @@ from .app import App
 # command name -> (module, attribute), in the order --help lists them
 CORE: dict[str, tuple[str, str]] = {
     "run": ("run", "run"), "plan": ("run", "plan"), "render": ("run", "render_cmd"),
-    "resume": ("run", "resume"), "latency": ("run", "latency"), "cleanup": ("run", "cleanup"),
+    "resume": ("run", "resume"), "latency": ("run", "latency"), "cleanup": ("cleanup", "cleanup"),
     "runs": ("results", "runs"), "show": ("results", "show"), "import": ("results", "import_cmd"),
     "profiles": ("results", "profiles"), "profile-schema": ("results", "profile_schema"),
     "doctor": ("results", "doctor"), "explain": ("explain", "explain"),
@@ -63,6 +64,22 @@ def cli(ctx: click.Context, db: str | None, quiet: bool) -> None:
     ctx.obj = App(db, quiet)
 
 
+# The machine's state, not a bug: a full or read-only disk, permissions, too many open files.
+ENVIRONMENT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO,
+                      errno.EMFILE, errno.ENFILE)
+
+
+def _internal(exc: BaseException, debug: bool) -> None:
+    """A bug in diskbench: the traceback with DISKBENCH_DEBUG=1, else one line and exit 70."""
+    from ..errors import Exit
+
+    if debug:
+        raise exc
+    click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
+               "(set DISKBENCH_DEBUG=1 to see the traceback, and please report it)", err=True)
+    sys.exit(Exit.SOFTWARE)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: user errors as one line, tracebacks only with DISKBENCH_DEBUG=1."""
     from ..errors import DiskbenchError, Exit
@@ -79,15 +96,20 @@ def main(argv: list[str] | None = None) -> None:
     except DiskbenchError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc}", err=True)
+        from ..text import printable
+
+        click.echo(f"error: {printable(str(exc), keep_newlines=True)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)
         sys.exit(Exit.INTERRUPTED)
+    except OSError as exc:
+        if debug or exc.errno not in ENVIRONMENT_ERRNOS:
+            _internal(exc, debug)
+        where = f": {exc.filename}" if exc.filename else ""
+        click.echo(f"error: {exc.strerror}{where} (free space or fix the permissions there, then try again; "
+                   "`diskbench resume RUN` finishes an interrupted run)", err=True)
+        sys.exit(Exit.FAILED)
     except Exception as exc:  # noqa: BLE001 - the last line of defence for users
-        if debug:
-            raise
-        click.echo(f"error: internal error: {type(exc).__name__}: {exc} "
-                   "(set DISKBENCH_DEBUG=1 to see the traceback, and please report it)", err=True)
-        sys.exit(Exit.SOFTWARE)
+        _internal(exc, debug)
     sys.exit(rv if isinstance(rv, int) else 0)

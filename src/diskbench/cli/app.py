@@ -64,6 +64,9 @@ set_option = click.option("--set", "overrides", multiple=True, metavar="KEY.PATH
                           help="Override a profile value, e.g. defaults.runtime=5s (repeatable).")
 target_option = click.option("--target", "-t", "target", metavar="DIR",
                              help="Run in this existing directory instead of the profile's target.")
+allow_exec_option = click.option("--allow-exec", is_flag=True,
+                                 help="Let the profile's engine options run programs as root on the hosts "
+                                      "(fio's exec_prerun, exec_postrun, ioengine=exec or external:).")
 machine_option = click.option("--machine", "-m", "machines", multiple=True, metavar="NAME",
                               help="Only this machine or host of the profile (repeatable).")
 

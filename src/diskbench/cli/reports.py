@@ -24,10 +24,15 @@ if TYPE_CHECKING:
 @pass_app
 def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool) -> None:
     """Write one self-contained HTML report (tables and charts, works offline)."""
+    from ..errors import UsageError
     from ..reports.html import build_report
 
     text = build_report(app.store(), list(run_ids), with_history=not no_history)
-    Path(html_file).write_text(text, encoding="utf-8")
+    try:
+        Path(html_file).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--html {html_file}: cannot write it: {exc.strerror}",
+                         hint="name a file in a folder that exists and you can write to") from None
     app.ui.line(f"wrote {html_file} ({len(text) / 1024:,.0f} KiB)")
 
 
@@ -179,15 +184,21 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
     try:
         store = app.store()
         result = gate(store, run_id, load_policy(policy))
+        record(store, result)
     except DiskbenchError as exc:
         exc.exit_code = Exit.GATE_ERROR  # no verdict could be reached: never mistaken for REGRESSED
         raise
-    record(store, result)
     for path, text in ((json_file, json.dumps(result.to_json(), indent=2) + "\n"),
                        (junit_file, to_junit(result)), (md_file, gate_markdown(result))):
         if path:
-            with open(path, "a" if path == os.environ.get("GITHUB_STEP_SUMMARY") else "w") as fh:
-                fh.write(text)
+            try:
+                with open(path, "a" if path == os.environ.get("GITHUB_STEP_SUMMARY") else "w") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                error = DiskbenchError(f"cannot write {path}: {exc.strerror}", hint="the verdict is recorded; "
+                                       "name a file you can write to")
+                error.exit_code = Exit.GATE_ERROR  # exit 1 would read as REGRESSED
+                raise error from None
     for warning in result.warnings:
         app.ui.warn(warning)
     counts: dict[str, int] = {}

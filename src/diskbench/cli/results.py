@@ -12,7 +12,7 @@ from .app import App, format_option, pass_app
 
 
 @click.group(invoke_without_command=True)
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True)
+@click.option("--limit", "-n", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
 @click.pass_context
 def runs(ctx: click.Context, limit: int) -> None:
     """List stored runs, newest first; `runs delete` and `runs prune` tidy the store."""

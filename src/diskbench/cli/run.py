@@ -1,4 +1,4 @@
-"""Commands that run or plan work: run, plan, render, resume, latency, cleanup."""
+"""Commands that run or plan work: run, plan, render, resume, latency (cleanup is in cleanup.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import click
 
 from .app import (
     App,
+    allow_exec_option,
     apply,
     format_option,
     machine_option,
@@ -23,8 +24,8 @@ from .app import (
 
 if TYPE_CHECKING:
     from ..plan import Plan
-    from ..profile import Host, Profile
-    from ..runner import RunOptions
+    from ..profile import Host, LoadedProfile
+    from ..runner import RunOptions, RunOutcome
     from ..store import Store
 
 REMOTE_OPTIONS = [
@@ -84,13 +85,30 @@ def _options(target: str | None, hosts: list[Host], destroy: tuple[str, ...], ac
              known_hosts: str | None) -> RunOptions:
     from ..runner import RunOptions
 
-    return RunOptions(target_dir=target if hosts else _target(target),
+    _plain("--destroy-data-on", *destroy)
+    return RunOptions(target_dir=_plain("--target", target) if hosts else _target(target),
                       hosts=[h.model_dump() for h in hosts], destroy_data_on=list(destroy),
-                      accept_new_host_key=accept_new, known_hosts=known_hosts)
+                      accept_new_host_key=accept_new, known_hosts=_path(known_hosts, "--known-hosts"))
+
+
+def _plain(option: str, *values: str | None) -> str | None:
+    """The last of ``values`` when each is one line of plain text (they reach job files and commands)."""
+    from ..text import control_char
+
+    for value in values:
+        if value is not None and (bad := control_char(value)):
+            raise click.BadParameter(f"{value!r} contains {bad}", param_hint=option)
+    return values[-1] if values else None
 
 
 def _target(target: str | None) -> str | None:
-    return str(Path(target).resolve()) if target else None
+    """``--target`` as an absolute path, resolved once where it enters."""
+    return str(Path(_plain("--target", target) or "").resolve()) if target else None
+
+
+def _path(value: str | None, option: str) -> str | None:
+    """A file given on the command line, made absolute where it enters (the run may change folders)."""
+    return str(Path(_plain(option, value) or "").expanduser().resolve()) if value else None
 
 
 @click.command()
@@ -104,13 +122,14 @@ def _target(target: str | None) -> str | None:
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
 @click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
+@allow_exec_option
 @provider_options
 @remote_options
 @format_option
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
         workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
-        key_file: str | None, sudo: bool,
+        allow_exec: bool, key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -121,13 +140,13 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     hosts = _hosts(destinations, key_file, sudo, no_install_fio)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
-    options.keep_files = keep_files
+    options.keep_files, options.allow_exec = keep_files, allow_exec
     options.workloads, options.machines = list(workloads) or None, list(machines) or None
     loaded = load_profile(profile, overrides)
-    _preflight(app, loaded.profile)
+    _preflight(app, loaded)
     plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
                       destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads,
-                      machines=options.machines)
+                      machines=options.machines, allow_exec=allow_exec)
     from ..advice import stability_warnings
 
     for warning in stability_warnings(plan):
@@ -135,7 +154,7 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     store = app.store()
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
     outcome = Runner(store, app.ui).start(plan, options)
-    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+    _finish(app, store, outcome, fmt)
 
 
 @click.command()
@@ -158,38 +177,45 @@ def latency(app: App, destination: str, path: str | None, runtime: str, size: st
     hosts = _hosts((destination,), key_file, sudo, no_install_fio)
     loaded = load_profile("latency", {"defaults.runtime": runtime, "defaults.size": size})
     options = _options(path, hosts, destroy, accept_new_host_key, known_hosts)
-    plan = build_plan(loaded, target_dir=path, hosts=hosts)
+    plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts)
     store = app.store()
     outcome = Runner(store, app.ui).start(plan, options)
-    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+    _finish(app, store, outcome, fmt)
 
 
 @click.command()
 @click.argument("run_id")
 @click.option("--accept-new-host-key", is_flag=True, help="Trust a host key seen for the first time.")
+@allow_exec_option
 @format_option
 @pass_app
-def resume(app: App, run_id: str, accept_new_host_key: bool, fmt: str) -> None:
+def resume(app: App, run_id: str, accept_new_host_key: bool, allow_exec: bool, fmt: str) -> None:
     """Run the jobs of an interrupted or failed run that have no result yet."""
     from ..runner import Runner, RunOptions
 
     store = app.store()
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    outcome = Runner(store, app.ui).resume(run_id, RunOptions(accept_new_host_key=accept_new_host_key))
-    _finish(app, store, outcome.run_id, fmt, outcome.messages)
+    options = RunOptions(accept_new_host_key=accept_new_host_key, allow_exec=allow_exec)
+    outcome = Runner(store, app.ui).resume(run_id, options)
+    _finish(app, store, outcome, fmt)
 
 
-def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) -> None:
-    from ..errors import DiskbenchError
+def _finish(app: App, store: Store, outcome: RunOutcome, fmt: str) -> None:
+    """Print the run; a run that did not complete is an error (exit 6 when the safety rule refused)."""
+    from ..errors import DiskbenchError, SafetyError
 
+    run_id, messages = outcome.run_id, outcome.messages
     run = store.get_run(run_id)
     app.emit(fmt, run, store.get_results(run_id))
-    if run["status"] != "completed":
-        raise DiskbenchError(
-            f"run {run_id} is {run['status']}: {len(messages)} job(s) failed ({messages[0]})"
-            if messages else f"run {run_id} is {run['status']}",
-            hint=f"raw outputs are in {run['artifacts_dir']}; `diskbench resume {run_id}` retries",
-        )
+    if run["status"] == "completed":
+        return
+    if outcome.refused:  # the refusal says which device and how to name it
+        raise SafetyError(f"run {run_id} is {run['status']}: {outcome.refused[0]}")
+    raise DiskbenchError(
+        f"run {run_id} is {run['status']}: {len(messages)} job(s) failed ({messages[0]})"
+        if messages else f"run {run_id} is {run['status']}",
+        hint=f"raw outputs are in {run['artifacts_dir']}; `diskbench resume {run_id}` retries",
+    )
 
 
 @click.command()
@@ -198,9 +224,10 @@ def _finish(app: App, store: Store, run_id: str, fmt: str, messages: list[str]) 
 @target_option
 @machine_option
 @click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
+@allow_exec_option
 @pass_app
 def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, machines: tuple[str, ...],
-         refresh_prices: bool) -> None:
+         refresh_prices: bool, allow_exec: bool) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
     from .. import registry
     from ..plan import build_plan
@@ -208,7 +235,8 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
     from ..reports.textable import Col, TextTable
     from ..units import human_seconds
 
-    p = build_plan(load_profile(profile, overrides), target_dir=_target(target), machines=list(machines) or None)
+    p = build_plan(load_profile(profile, overrides), target_dir=_target(target), machines=list(machines) or None,
+                   allow_exec=allow_exec)
     created = {m.name: m for m in p.profile.profile.machine_entries}
     table = TextTable([Col("#", right=True, min_width=2), Col("workload", shrink=True, min_width=8),
                        Col("rw"), Col("bs", right=True), Col("iodepth", right=True), Col("numjobs", right=True),
@@ -241,7 +269,7 @@ def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None,
 
         for warning in burst_warnings(p):
             app.ui.warn(warning)
-    _preflight(app, p.profile.profile)
+    _preflight(app, p.profile)
 
 
 def _costs(app: App, p: Plan, refresh: bool) -> None:
@@ -264,11 +292,12 @@ def _costs(app: App, p: Plan, refresh: bool) -> None:
         app.ui.print(table)
 
 
-def _preflight(app: App, profile: Profile) -> None:
+def _preflight(app: App, loaded: LoadedProfile) -> None:
     """Offline checks of machines a provider would create: every problem at once, then fail."""
     from .. import registry
     from ..errors import ProfileError
 
+    profile = loaded.profile
     machines = profile.machine_entries
     if not machines:
         return
@@ -281,25 +310,31 @@ def _preflight(app: App, profile: Profile) -> None:
         return
     for problem in problems:
         app.ui.line(f"pre-flight: {problem}")
-    raise ProfileError(f"profile {profile.name!r}: {len(problems)} pre-flight problem(s); nothing was created",
-                       hint="see the lines above")
+    raise ProfileError(f"{loaded.path}: profile {profile.name!r}: {len(problems)} pre-flight problem(s); "
+                       "nothing was created", hint="see the lines above")
 
 
 @click.command("render")
 @profile_option
 @target_option
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False), help="Folder to write.")
+@allow_exec_option
 @pass_app
-def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
+def render_cmd(app: App, profile: str, target: str | None, out: str, allow_exec: bool) -> None:
     """Write the engine's job files of a profile, to read or to run by hand."""
     from .. import registry
     from ..engines.base import Place
+    from ..errors import UsageError
     from ..plan import build_plan
     from ..profile import load_profile
 
-    p = build_plan(load_profile(profile), target_dir=_target(target))
+    p = build_plan(load_profile(profile), target_dir=_target(target), allow_exec=allow_exec)
     folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--out {out}: cannot create the folder: {exc.strerror}",
+                         hint="name a folder you can write to") from None
     placeholder = False
     for job in p.jobs:
         engine = registry.engines.get(job.engine)
@@ -309,36 +344,11 @@ def render_cmd(app: App, profile: str, target: str | None, out: str) -> None:
             placeholder |= directory is None
             places.append(Place(part.workload, part.target_label, directory or "${DISKBENCH_TARGET}"))
         path = folder / f"{job.seq:02d}-{job.slug}{engine.job_suffix}"
-        path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
+        try:
+            path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"--out {out}: cannot write {path.name}: {exc.strerror}") from None
         app.ui.line(str(path))
     if placeholder:
         app.ui.line(f"run them in {folder} as their first comment says, with DISKBENCH_TARGET set to an "
                     "existing directory on the disk to measure")
-
-
-@click.command()
-@click.option("--older-than", "older_than", metavar="DURATION",
-              help="Also delete diskbench's resources created longer ago than this (e.g. 6h), expired or not.")
-@click.option("--run", "run_ref", metavar="RUN_ID", help="Delete what this run created (`last` works).")
-@click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
-@click.option("--provider", "only", metavar="NAME", help="Only this provider's resources.")
-@provider_options
-@pass_app
-def cleanup(app: App, older_than: str | None, run_ref: str | None, dry_run: bool, only: str | None,
-            provider_opts: dict[str, Any]) -> None:
-    """Delete what diskbench created in clouds and left behind (expired, or in its journal)."""
-    from .. import registry
-    from ..units import parse_duration
-
-    store = app.store()
-    run_id = store.get_run(run_ref)["id"] if run_ref else None
-    age = parse_duration(older_than) if older_than else None
-    names = [only] if only else [n for n in registry.providers.names() if registry.providers.get(n).creates_machines]
-    done: list[str] = []
-    for name in names:
-        done += registry.providers.get(name).cleanup(provider_opts, state_dir=store.path.parent, run_id=run_id,
-                                                     older_than=age, dry_run=dry_run, line=app.ui.line)
-    for line in done:
-        app.ui.print(line)
-    if not done:
-        app.ui.print("nothing to clean up")

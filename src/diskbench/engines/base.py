@@ -41,6 +41,7 @@ class Parsed:
 
     groups: list[GroupResult]
     facts: dict[str, Any] = field(default_factory=dict)
+    document: Any = None  # the engine's output as read (fio: its JSON document), for ``Engine.verify``
 
 
 class Engine(ABC):
@@ -54,6 +55,12 @@ class Engine(ABC):
     @abstractmethod
     def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
         """(key, why) for each setting of ``workload`` this engine cannot honour."""
+
+    def refused_options(self, workload: Workload, *, allow_exec: bool) -> list[tuple[str, str]]:
+        """(key, why) for each setting a profile may not give this engine: options that decide
+        where I/O lands (the target alone does) or that run programs (only ``allow_exec``, which
+        the person running diskbench gives on the command line, allows those)."""
+        return []
 
     @abstractmethod
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
@@ -101,15 +108,26 @@ class Engine(ABC):
         stderr_file = art / "stderr.txt"
         stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
         try:
-            groups = self.parse(text, source=str(out)).groups
+            parsed = self.parse(text, source=str(out))
         except DiskbenchError as exc:
             return [], self._failure(rc, stderr) or exc.message
+        sent = art / f"job{self.job_suffix}"
+        changed = self.verify(sent.read_text(encoding="utf-8"), parsed) if sent.exists() else None
+        if changed is not None:  # the numbers are another job's: none of them is kept
+            return [], (f"{self.name} did not run the job diskbench sent: {changed}; the job file on the host "
+                        "was changed, so no result is kept")
+        groups = parsed.groups
         errors = [e for g in groups for e in g.errors]
         if errors:
             return groups, "; ".join(errors) + _stderr_hint(stderr)
         if rc != 0:
             return groups, self._failure(rc, stderr) or f"{self.name} exited with code {rc}"
         return groups, None
+
+    def verify(self, rendered: str, parsed: Parsed) -> str | None:
+        """What the engine's output says it ran that ``rendered`` (the job file sent) does not
+        say; None when they agree or the engine does not echo its job."""
+        return None
 
     def _failure(self, rc: int, stderr: str) -> str | None:
         if rc == 0:

@@ -61,8 +61,21 @@ class Executor(ABC):
     def workspace(self, local_dir: Path) -> str:
         """Where this host keeps a job's files (job file, fio output) for ``local_dir``."""
 
+    def workspace_root(self, *, make: bool = False) -> str | None:
+        """The private folder on the host that holds every ``workspace`` of this connection: made
+        now with ``make``, else only once one was made (None: the host keeps files in the local
+        artifacts)."""
+        return None
+
+    def hold(self, name: str, info: str, reclaim: str | None = None) -> str | None:
+        """Take the host-wide lock ``name`` until ``close``; None when taken, else what the holder
+        wrote as its ``info`` (who holds it). A holder whose info starts with ``reclaim`` is an
+        engine an earlier, killed attempt of the same run left running: it may be stopped to take
+        the lock. Hosts whose platform has no locks always grant it."""
+        return None
+
     def close(self) -> None:  # noqa: B027 - optional hook
-        """Release connections."""
+        """Release connections (and the locks held through them)."""
 
     def interrupt(self) -> None:  # noqa: B027 - optional hook
         """Stop the long command running now (from another thread), as Ctrl-C would."""

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -23,6 +27,38 @@ class LocalExecutor(Executor):
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen[bytes] | None = None
+        self._locks: dict[str, int] = {}  # lock name -> the open file its flock is on
+
+    def hold(self, name: str, info: str, reclaim: str | None = None) -> str | None:
+        """flock on a file in /run/lock (or the temp folder), shared by every user's runs. The
+        engine inherits the open file, so a target stays locked while an engine that outlived a
+        killed diskbench still writes to it; such an engine of the same run (its holder's info
+        starts with ``reclaim``) is stopped and the lock taken."""
+        folder = "/run/lock" if os.access("/run/lock", os.W_OK) else tempfile.gettempdir()
+        path = os.path.join(folder, f"diskbench-{name}.lock")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        except OSError as exc:
+            return f"its lock file {path} cannot be opened: {exc.strerror}"
+        holder = _flock(fd, path)
+        if holder is not None and reclaim and holder.startswith(reclaim):
+            for pgid in {os.getpgid(pid) for pid in _holders(path) if _exists(pid)}:
+                stop_group(pgid)
+            holder = _flock(fd, path)
+        if holder is not None:
+            os.close(fd)
+            return holder
+        self._locks[name] = fd
+        with contextlib.suppress(OSError):  # never through a link someone else put there
+            who = os.open(path + ".who", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(who, "w", encoding="utf-8") as fh:
+                fh.write(info + "\n")
+        return None
+
+    def close(self) -> None:
+        for fd in self._locks.values():
+            os.close(fd)
+        self._locks.clear()
 
     def interrupt(self) -> None:
         if self._proc is not None:
@@ -42,14 +78,14 @@ class LocalExecutor(Executor):
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
         with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-            try:
-                proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err,
-                                        start_new_session=True, cwd=workdir)
+            try:  # the engine gets the target locks: they stay held while it runs, if diskbench is killed
+                proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, start_new_session=True,
+                                        cwd=workdir, pass_fds=tuple(self._locks.values()))
             except FileNotFoundError:
                 raise ExecutionError(f"{argv[0]} is not installed") from None
             self._proc = proc
             reader = cast(io.BufferedReader, proc.stdout)
-            watchdog = threading.Timer(timeout, _stop, [proc])  # a hung fio is stopped, not waited on
+            watchdog = threading.Timer(min(timeout, threading.TIMEOUT_MAX / 2), _stop, [proc])  # a hung fio stops
             watchdog.start()
             try:
                 for chunk in iter(lambda: reader.read1(4096), b""):
@@ -78,6 +114,53 @@ class LocalExecutor(Executor):
 
     def workspace(self, local_dir: Path) -> str:
         return str(local_dir)  # this host: write straight into the artifacts
+
+
+def _flock(fd: int, path: str) -> str | None:
+    """None when the lock on ``fd`` is taken, else what its holder wrote beside it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return None
+    except BlockingIOError:
+        try:
+            with open(path + ".who", encoding="utf-8", errors="replace") as fh:
+                return fh.read(500).strip() or "another diskbench run"
+        except OSError:
+            return "another diskbench run"
+
+
+def _holders(path: str) -> list[int]:
+    """Processes with ``path`` open (/proc/*/fd): who holds a lock file."""
+    out = []
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        with contextlib.suppress(OSError):
+            if os.readlink(fd) == path:
+                out.append(int(fd.parts[2]))
+    return [p for p in dict.fromkeys(out) if p != os.getpid()]
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def stop_group(pgid: int) -> None:
+    """A whole process group (an engine and its job processes) stopped as Ctrl-C would, then killed."""
+    for sig, wait_s in ((signal.SIGINT, 10.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -15,6 +15,7 @@ import logging
 import os
 import secrets
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -59,7 +60,9 @@ class SSHExecutor(Executor):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._no_sftp = False
-        self.work_root = self.sh.work_root(self.user, host.name)
+        self._held: dict[str, str] = {}  # lock name -> our info, taken again after a reconnect
+        self._lock_channels: dict[str, paramiko.Channel] = {}
+        self._work_root: str | None = None  # made on first use (Shell.make_workspace)
         self._pid: str | None = None
         self._work: str | None = None  # the workspace of the command being followed
         self._session: ShellSession | None = None
@@ -76,6 +79,8 @@ class SSHExecutor(Executor):
         client = paramiko.SSHClient()
         client.set_missing_host_key_policy(VerifyBeforeAuth(self.trust, self.host))
         key_file = os.path.expanduser(self.host.key_file) if self.host.key_file else None
+        if key_file is not None:
+            check_key_file(key_file, self.name)
         try:
             client.connect(self.host.address, port=self.host.port, username=self.user,
                            key_filename=key_file, allow_agent=True, look_for_keys=key_file is None,
@@ -84,6 +89,10 @@ class SSHExecutor(Executor):
         except HostKeyError:
             client.close()
             raise
+        except paramiko.PasswordRequiredException:
+            client.close()
+            raise ExecutionError(f"{self.name}: the SSH key {key_file} is protected by a passphrase",
+                                 hint=f"load it into ssh-agent (ssh-add {key_file}) and leave out the key") from None
         except paramiko.AuthenticationException as exc:
             raise ExecutionError(f"{self.name}: SSH login as {self.user}@{self.host.address} failed: {exc}",
                                  hint="check user and key_file, or load the key into ssh-agent") from None
@@ -95,9 +104,57 @@ class SSHExecutor(Executor):
         assert transport is not None
         transport.set_keepalive(5)
         self._client, self._sftp = client, None
+        for name, info in list(self._held.items()):  # a reconnect: the old holders ended with the old link
+            holder = self._take(transport, name, info)
+            if holder is not None:
+                self.on_event(f"{self.name}: after reconnecting, the lock {name} is held by {holder}")
         return self
 
+    def hold(self, name: str, info: str, reclaim: str | None = None) -> str | None:
+        """(``reclaim`` is not needed here: a killed controller's lock ends with its connection.)"""
+        transport = self._live().get_transport()
+        assert transport is not None
+        holder = self._take(transport, name, info)
+        if holder is None:
+            self._held[name] = info
+        return holder
+
+    def _take(self, transport: paramiko.Transport, name: str, info: str) -> str | None:
+        """The platform's lock command on a channel of its own, which holds the lock as long as it
+        stays open; None when taken, else the holder's info."""
+        cmd = self.sh.hold_lock(name, info)
+        if cmd is None:
+            return None
+        self.channels += 1
+        channel = transport.open_session()
+        channel.settimeout(30)
+        channel.exec_command(cmd)
+        seen = b""
+        try:
+            while b"\n" not in seen:
+                chunk = channel.recv(4096)
+                if not chunk:
+                    break
+                seen += chunk
+        except TimeoutError:
+            channel.close()
+            raise ExecutionError(f"{self.name}: taking the lock {name} did not answer in 30 s") from None
+        if seen.startswith(b"LOCKED"):
+            self._lock_channels[name] = channel
+            return None
+        rc = channel.recv_exit_status()
+        channel.close()
+        if rc == 75:
+            return seen.decode("utf-8", "replace").strip() or "another diskbench run"
+        if rc == 127:  # no flock(1) on this host: say so once, run without the lock
+            self.on_event(f"{self.name}: flock is not installed; targets are not locked against other runs")
+            return None
+        raise ExecutionError(f"{self.name}: cannot take the lock {name} (exit {rc})")
+
     def close(self) -> None:
+        for channel in self._lock_channels.values():
+            channel.close()  # the holder's stdin ends: the lock is free
+        self._lock_channels.clear()
         if self._client is not None:
             self._client.close()
         self._client = self._sftp = self._session = None
@@ -282,6 +339,22 @@ class SSHExecutor(Executor):
     def workspace(self, local_dir: Path) -> str:
         return f"{self.work_root}/{local_dir.parent.name}/{local_dir.name}"
 
+    @property
+    def work_root(self) -> str:
+        """This connection's private folder on the host, made the first time it is needed."""
+        if self._work_root is None:
+            out = self.shell(self.sh.make_workspace(), timeout=30)
+            lines = out.stdout.strip().splitlines()
+            if out.returncode != 0 or not lines:
+                detail = (out.stderr.strip().splitlines() or [f"exit {out.returncode}"])[-1]
+                raise ExecutionError(f"{self.name}: cannot make a private workspace on the host: {detail}",
+                                     hint="is /tmp (or %TEMP%) writable by the login user?")
+            self._work_root = lines[-1].strip()
+        return self._work_root
+
+    def workspace_root(self, *, make: bool = False) -> str | None:
+        return self.work_root if make else self._work_root
+
     # --- long commands ----------------------------------------------------------------------
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
@@ -427,6 +500,26 @@ class SSHExecutor(Executor):
         """Stop the engine on the host the way its platform does (fio: SIGINT first, then SIGKILL)."""
         with contextlib.suppress(ExecutionError):
             self.shell(self.sh.stop(pid, lambda argv: self.command(argv, privileged=True)), timeout=30)
+
+
+def check_key_file(path: str, host: str) -> None:
+    """A private key as ssh takes it: a readable file that others cannot read (OpenSSH refuses
+    a key file of its user's that group or others may read, and so does diskbench)."""
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):
+            raise ExecutionError(f"{host}: the SSH key {path} is not a file", hint="pass --key with a private key file")
+        with open(path, "rb"):
+            pass
+    except FileNotFoundError:
+        raise ExecutionError(f"{host}: the SSH key {path} does not exist",
+                             hint="pass --key (or key_file:) with an existing private key") from None
+    except PermissionError:
+        raise ExecutionError(f"{host}: cannot read the SSH key {path}: permission denied",
+                             hint="run diskbench as the key's owner, or pass another key") from None
+    if st.st_uid == os.getuid() and st.st_mode & 0o077:
+        raise ExecutionError(f"{host}: the SSH key {path} may be read by others (mode {stat.S_IMODE(st.st_mode):04o}); "
+                             "like ssh, diskbench does not use such a key", hint=f"chmod 600 {path}")
 
 
 def _exit_code(err: bytes) -> int | None:

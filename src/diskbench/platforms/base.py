@@ -59,8 +59,16 @@ class Shell(ABC):
         """A command that prints ``path`` as base64, failing when it does not exist."""
 
     @abstractmethod
-    def work_root(self, user: str, host: str) -> str:
-        """Where this host keeps a run's job files and outputs."""
+    def make_workspace(self) -> str:
+        """A command that makes a new folder only the login user can write (privileged steps read
+        their job files from it), checks that it is so, and prints its path: never a name another
+        user of the host could have made first."""
+
+    def hold_lock(self, name: str, info: str) -> str | None:
+        """A command that takes the host-wide lock ``name``, writes ``info`` beside it, prints
+        ``LOCKED`` and holds the lock until its stdin closes (the connection ends); when another
+        holds it, exits 75 after printing what that holder wrote. None: no locks on this platform."""
+        return None
 
     def session(self) -> str | None:
         """A long-lived interpreter that runs ``framed`` commands one after another, so a host's
@@ -97,6 +105,29 @@ class DeviceMap:
                          cat(self.nvme_exclude_models, other.nvme_exclude_models),
                          cat(self.lun_locations, other.lun_locations), cat(self.temp_drives, other.temp_drives),
                          self.lun_hint or other.lun_hint, self.temp_hint or other.temp_hint)
+
+
+class Journal:
+    """What a run prepares on one host (mounts, arrays, file systems, folders), written down the
+    moment each exists and marked undone when diskbench undoes it; ``earlier`` holds what earlier
+    attempts of the same run wrote down on this host (resume). Without a store it forgets."""
+
+    def __init__(self, record: Callable[[str, str, dict[str, Any]], int] | None = None,
+                 release: Callable[[int], None] | None = None,
+                 earlier: list[dict[str, Any]] | None = None) -> None:
+        self._record, self._release = record, release
+        self.earlier = earlier or []
+
+    def made(self, kind: str, what: str, **detail: Any) -> int:
+        return self._record(kind, what, detail) if self._record is not None else 0
+
+    def undone(self, entry: int) -> None:
+        if self._release is not None and entry:
+            self._release(entry)
+
+    def ours(self, kind: str) -> list[dict[str, Any]]:
+        """Earlier attempts' entries of ``kind`` (whatever became of them)."""
+        return [e for e in self.earlier if e["kind"] == kind]
 
 
 @dataclass
@@ -157,7 +188,16 @@ class Platform(ABC):
 
     @abstractmethod
     def preparer(self, ex: Executor, *, devices: DeviceMap, allowed: list[str], name: str, run_id: str,
-                 scratch_base: str | None, line: Callable[[str], None]) -> Preparer: ...
+                 scratch_base: str | None, line: Callable[[str], None],
+                 journal: Journal | None = None, exclusive: bool = True) -> Preparer:
+        """``exclusive``: lock each target against other runs while this one uses it (a client
+        group's shared target is used by all its clients at once: not locked)."""
+
+    def undo(self, ex: Executor, entry: dict[str, Any], line: Callable[[str], None]) -> bool:
+        """Undo one thing a run prepared and left (``Journal`` entry: a mount, an array, a folder)
+        because it was killed; True when done or nothing was left, False when this platform does
+        not know the kind."""
+        return False
 
     @abstractmethod
     def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
@@ -170,9 +210,9 @@ class Platform(ABC):
     def remove_files(self, ex: Executor, path: str, names: list[str]) -> None:  # noqa: B027 - optional hook
         """Remove these files from ``path`` (names as ``list_files`` gave them)."""
 
-    def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
-        """Remove a run's workspace, and the root too when nothing else is left in it."""
-        self.remove_tree(ex, path)
+    def remove_workspace(self, ex: Executor, root: str) -> None:
+        """Remove a connection's workspace (``Shell.make_workspace``) with all it holds."""
+        self.remove_tree(ex, root)
 
     def doctor(self, ex: Executor) -> list[Check]:
         """The host tools this platform needs, for ``diskbench doctor``."""

@@ -10,9 +10,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..yamldoc import format_key_path
     from .load import (
         bundled_profiles,
-        format_key_path,
         load_profile,
         parse_profile,
         profile_json_schema,

@@ -13,14 +13,18 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from .. import yamldoc
 from ..errors import ProfileError
 from ..resources import profiles_dir
+from ..text import control_char, first_unsafe
+from ..yamldoc import format_key_path
 from . import machines as _machines
 from . import targets as _targets
 from .schema import LoadedProfile, Profile
 
 _PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 _TAGS = (_targets.TAG_PREFIX, _machines.TAG_PREFIX)
+_VALIDATOR_LABEL = re.compile(r"^[a-z][a-z-]*\[.*\]$")  # pydantic's "function-before[...]", "tagged-union[...]"
 
 
 def bundled_profiles() -> dict[str, Path]:
@@ -28,9 +32,11 @@ def bundled_profiles() -> dict[str, Path]:
 
 
 def resolve_profile_path(name_or_path: str) -> Path:
+    if (bad := control_char(name_or_path)) is not None:
+        raise ProfileError(f"profile name {name_or_path!r} contains {bad}")
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.is_file():
+        if not path.exists():
             raise ProfileError(f"{name_or_path}: no such profile file")
         return path
     bundled = bundled_profiles()
@@ -49,16 +55,28 @@ def load_profile(name_or_path: str, overrides: tuple[str, ...] | list[str] | dic
     mapping of key paths to values (as the library facade takes them).
     """
     path = resolve_profile_path(name_or_path)
-    text = path.read_text(encoding="utf-8")
+    text = yamldoc.read_text(path, "a profile", ProfileError)
     specs = _override_specs(overrides)
     if not specs:
         return LoadedProfile(profile=parse_profile(text, str(path)), path=str(path), text=text)
     node, data = _read(text, str(path))
     for spec, parts, value in specs:
         _set(data, parts, value, spec, str(path))
-    profile = _validate(data, node, str(path), {tuple(parts): spec for spec, parts, _ in specs})
+    overridden = {tuple(parts): spec for spec, parts, _ in specs}
+    _check_values(data, node, str(path), overridden)
+    profile = _validate(data, node, str(path), overridden)
     header = f"# {path} with --set {' --set '.join(s for s, _, _ in specs)}\n"
     return LoadedProfile(profile=profile, path=str(path), text=header + yaml.safe_dump(data, sort_keys=False))
+
+
+def _override_value(spec: str, raw: str) -> Any:
+    """The YAML value of one ``--set``: plain data only (no tags that build objects)."""
+    where = f"--set {spec!r}"
+    try:
+        return yamldoc.parse(raw, where, "a value", ProfileError)[1]
+    except ProfileError as exc:  # one line: no line number
+        raise ProfileError(exc.message.replace(f"{where}:1:", f"{where}:").replace("invalid YAML", "not a YAML value"),
+                           hint="quote strings, e.g. --set 'name=\"my name\"'") from None
 
 
 def _override_specs(overrides: tuple[str, ...] | list[str] | dict[str, Any]) -> list[tuple[str, list[Any], Any]]:
@@ -68,8 +86,10 @@ def _override_specs(overrides: tuple[str, ...] | list[str] | dict[str, Any]) -> 
     else:
         pairs = []
         for spec in overrides:
+            if (bad := control_char(spec)) is not None:  # before YAML folds a newline into a space
+                raise ProfileError(f"--set {spec!r}: contains {bad}; values must be plain text")
             key, sep, raw = spec.partition("=")
-            pairs.append((spec, key if sep else "", yaml.safe_load(raw) if sep else None))
+            pairs.append((spec, key if sep else "", _override_value(spec, raw) if sep else None))
     out = []
     for spec, key, value in pairs:
         parts = [m.group(1) or int(m.group(2)) for m in _PATH_PART.finditer(key.replace("].", "]"))]
@@ -95,21 +115,29 @@ def _set(data: Any, parts: list[Any], value: Any, spec: str, filename: str) -> N
 
 def parse_profile(text: str, filename: str = "<profile>") -> Profile:
     node, data = _read(text, filename)
+    _check_values(data, node, filename, {})
     return _validate(data, node, filename, {})
 
 
 def _read(text: str, filename: str) -> tuple[yaml.Node | None, Any]:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        _reject_duplicate_keys(node, filename)
-        data = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = f":{mark.line + 1}" if mark else ""
-        raise ProfileError(f"{filename}{line}: invalid YAML: {exc.problem}") from None
+    node, data = yamldoc.parse(text, filename, "a profile", ProfileError)
     if not isinstance(data, dict):
         raise ProfileError(f"{filename}:1: a profile must be a YAML mapping with name and workloads")
     return node, data
+
+
+def _check_values(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> None:
+    """Every string one line of plain text (descriptions may span lines: they become comments)
+    and every number finite: before any value can reach a job file or a command line."""
+    found = first_unsafe(data)
+    if found is None:
+        return
+    loc, problem = found
+    spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
+    line = None if spec else yamldoc.line_of(node, loc)
+    where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
+    path = format_key_path(loc)
+    raise ProfileError(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
 
 
 def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> Profile:
@@ -119,24 +147,9 @@ def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict
         raise _profile_error(exc, node, filename, overridden) from None
 
 
-def _reject_duplicate_keys(node: yaml.Node | None, filename: str) -> None:
-    if isinstance(node, yaml.MappingNode):
-        seen: set[str] = set()
-        for key, value in node.value:
-            if key.value in seen:
-                raise ProfileError(
-                    f"{filename}:{key.start_mark.line + 1}: key {key.value!r} appears twice"
-                )
-            seen.add(key.value)
-            _reject_duplicate_keys(value, filename)
-    elif isinstance(node, yaml.SequenceNode):
-        for item in node.value:
-            _reject_duplicate_keys(item, filename)
-
-
 def user_loc(loc: tuple[Any, ...] | list[Any]) -> list[Any]:
     """A pydantic error location as the user wrote the keys: no union tags or validator labels."""
-    return [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith(_TAGS)))]
+    return [p for p in loc if not (isinstance(p, str) and (_VALIDATOR_LABEL.match(p) or p.startswith(_TAGS)))]
 
 
 def _profile_error(exc: ValidationError, root: yaml.Node | None, filename: str,
@@ -160,17 +173,17 @@ def _problem(error: Any, loc: list[Any], root: yaml.Node | None, filename: str,
              overridden: dict[tuple[Any, ...], str]) -> str:
     path = format_key_path(loc)
     msg = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
-    if error["type"] == "extra_forbidden":
+    if error["type"] == "extra_forbidden" and loc:
         msg = f"unknown key {loc[-1]!r}" + _did_you_mean(str(loc[-1]), _known_keys())
         path = format_key_path(loc[:-1]) or "(top level)"
-    elif error["type"] == "missing":
+    elif error["type"] == "missing" and loc:
         msg = f"required key {loc[-1]!r} is missing"
         path = format_key_path(loc[:-1]) or "(top level)"
     elif error["type"] == "literal_error":
         allowed = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
         msg = f"{error.get('input')!r} is not allowed: {msg}" + _did_you_mean(str(error.get("input")), allowed)
     spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
-    line = None if spec else _line_of(root, loc)
+    line = None if spec else yamldoc.line_of(root, loc)
     where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
 
@@ -198,31 +211,6 @@ def _known_keys() -> set[str]:
                     walk(value)
         walk(Profile.model_json_schema())
     return _KNOWN
-
-
-def format_key_path(loc: list[Any] | tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
-def _line_of(node: yaml.Node | None, loc: list[Any]) -> int | None:
-    """Line of the deepest YAML node the error path reaches (1-based)."""
-    best = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode) and isinstance(part, str):
-            match = next(((k, v) for k, v in node.value if k.value == part), None)
-            if match is None:
-                break
-            node = match[1]
-            best = match[0].start_mark.line + 1
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-            best = node.start_mark.line + 1
-        else:
-            break
-    return best
 
 
 def profile_json_schema() -> dict[str, Any]:

@@ -17,6 +17,11 @@ from .targets import ScratchTarget, Target, TargetModel
 from .workload import Strict, named
 
 MachineName = Annotated[str, AfterValidator(named("machine"))]
+# What reaches ssh, known_hosts and the host's workspace name: a host name or an IP address, a
+# login name as useradd takes it, a fingerprint as ssh-keygen prints it.
+ADDRESS = r"^[A-Za-z0-9_.:%-]{1,253}$"
+USER = r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,31}\$?$"
+FINGERPRINT = r"^SHA256:[A-Za-z0-9+/]{43}$"
 TAG_PREFIX = "provider:"  # marks the union's tag in validation error locations (stripped for users)
 
 
@@ -24,12 +29,12 @@ class Host(Strict):
     """An existing machine reached over SSH."""
 
     name: MachineName
-    address: str
+    address: str = Field(pattern=ADDRESS, description="host name or IP address")
     port: int = Field(22, ge=1, le=65535)
-    user: str | None = Field(None, description="login user (default: your local user name)")
+    user: str | None = Field(None, pattern=USER, description="login user (default: your local user name)")
     key_file: str | None = Field(None, description="private key; default: SSH agent and ~/.ssh keys")
     sudo: bool = Field(False, description="prefix privileged steps with passwordless sudo")
-    host_key: str | None = Field(None, description="pinned host key fingerprint, SHA256:...")
+    host_key: str | None = Field(None, pattern=FINGERPRINT, description="pinned host key fingerprint, SHA256:...")
     install_fio: bool = Field(True, description="install the engine (fio) with apt/dnf/zypper when missing")
     platform: str = Field("linux", description="the host's operating system family")
     targets: dict[str, Target] = Field(

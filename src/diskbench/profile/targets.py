@@ -12,8 +12,9 @@ import functools
 import operator
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
+from ..text import plain_values, shown
 from ..units import parse_duration, parse_size
 
 TAG_PREFIX = "target:"  # marks the union's tag in validation error locations (stripped for users)
@@ -28,11 +29,16 @@ class _Base(BaseModel):
         None, description="read the working set before measuring: true (until the rate stops "
         "rising) or a duration such as 10m")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _plain(cls, data: Any) -> Any:
+        return plain_values(data)
+
     @field_validator("warmup")
     @classmethod
     def _warmup(cls, v: bool | str | None) -> bool | str | None:
-        if isinstance(v, str):
-            parse_duration(v)
+        if isinstance(v, str) and parse_duration(v) > 30 * 86400:
+            raise ValueError(f"{shown(v)} is longer than 30 days")
         return v
 
     @property
@@ -118,7 +124,7 @@ class NfsTarget(_Base):
 
     kind = "nfs"
     nfs: str = Field(pattern=r"^[^\s:]+:/\S*$", description="the export, ADDRESS:/PATH")
-    options: str = Field(NFS_OPTIONS, pattern=r"^\S+$", description="mount options (default: NFSv3, "
+    options: str = Field(NFS_OPTIONS, pattern=r"^[A-Za-z0-9_=,.:/+-]+$", description="mount options (default: NFSv3, "
                          "nconnect=8, hard, 256 KiB rsize/wsize, tcp)")
     mount: str | None = Field(None, description="mount point (default /mnt/diskbench-NAME)")
 

@@ -8,26 +8,39 @@ own target (a reader on the cached disk and a writer on the striped one, as in A
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..text import check_line, plain_values, shown
 from ..units import parse_duration, parse_size
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim",
             "trimwrite")
 WRITE_MODES = ("write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-_ENGINE_RE = re.compile(r"^[a-z0-9_:.-]+$")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # file and section names: short, plain
+_ENGINE_RE = re.compile(r"^([a-z0-9_.-]+|external:\S+)$")  # fio engines; external: loads one from a path
 _OPT_RE = re.compile(r"^[a-z0-9_]+$")
 Scalar = str | int | float | bool
 SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
+MAX_JOB_S = 30 * 86400.0  # a month: longer than any soak test, short enough for every timer
+MAX_BS = 1 << 31  # 2 GiB: fio's block sizes are 32-bit (its bs option takes at most 4 GiB - 1)
+MAX_SWEEP = 64  # values of one sweep; more is a typo or a loop, not a plan
 
 
 class Strict(BaseModel):
+    """Unknown keys are errors, and no value carries a control character or a non-finite number
+    (the profile loader says so with file and line first; this catches values built in code)."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_values(cls, data: Any) -> Any:
+        return plain_values(data)
 
 
 def _check_size(value: str | int) -> str:
@@ -39,7 +52,7 @@ def _check_size(value: str | int) -> str:
 def named(kind: str) -> Callable[[str], str]:
     def check(v: str) -> str:
         if not NAME_RE.match(v):
-            raise ValueError(f"{v!r} is not a {kind} name (letters, digits, '.', '_', '-')")
+            raise ValueError(f"{shown(v)} is not a {kind} name (up to 64 letters, digits, '.', '_', '-')")
         return v
 
     return check
@@ -59,7 +72,7 @@ class WorkloadOptions(Strict):
     ramp_time: str | None = Field(None, description="warm-up time not counted, e.g. 2s")
     direct: bool | None = Field(None, description="O_DIRECT (bypass the page cache)")
     ioengine: str | None = Field(None, description="fio ioengine: libaio, io_uring, psync, sync …")
-    rate_iops: int | None = Field(None, ge=1, description="cap on IOPS per job")
+    rate_iops: int | None = Field(None, ge=1, le=10**9, description="cap on IOPS per job")
     time_based: bool | None = Field(None, description="run for runtime even if size is done")
     extra: dict[str, Scalar] | None = Field(None, description="other engine options, verbatim (fio options)")
     engine_options: dict[str, dict[str, Any]] | None = Field(
@@ -85,9 +98,12 @@ class WorkloadOptions(Strict):
         if v is None:
             return v
         try:
-            return _check_size(v)
+            text = _check_size(v)
         except ValueError:
-            raise ValueError(f"{v!r} is not a block size (use e.g. 4k, 8k, 64k, 1M)") from None
+            raise ValueError(f"{shown(v)} is not a block size (use e.g. 4k, 8k, 64k, 1M)") from None
+        if parse_size(text) > MAX_BS:
+            raise ValueError(f"{shown(v)} is larger than fio's largest block size (2 GiB here)")
+        return text
 
     @field_validator("size", mode="before")
     @classmethod
@@ -99,7 +115,8 @@ class WorkloadOptions(Strict):
     def _duration(cls, v: Any) -> Any:
         if v is None:
             return v
-        parse_duration(v)
+        if parse_duration(v) > MAX_JOB_S:
+            raise ValueError(f"{shown(v)} is longer than 30 days")
         return str(v)
 
     @field_validator("ioengine")
@@ -112,9 +129,13 @@ class WorkloadOptions(Strict):
     @field_validator("extra")
     @classmethod
     def _extra(cls, v: dict[str, Scalar] | None) -> dict[str, Scalar] | None:
-        for key in v or {}:
+        for key, value in (v or {}).items():
             if not _OPT_RE.match(key):
-                raise ValueError(f"{key!r} is not an fio option name")
+                raise ValueError(f"{shown(key)} is not an engine option name (lower-case letters, digits, _)")
+            if isinstance(value, str):
+                check_line(value, f"the value of {key}")
+            elif isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"the value of {key} is {value}, not a finite number")
         return v
 
 
@@ -166,8 +187,9 @@ class Workload(WorkloadOptions):
         if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off"):
             v = v.lower() in ("true", "yes", "on")  # as --set gives it
         if isinstance(v, str):
-            if parse_duration(v) <= 0:
-                raise ValueError(f"{v!r}: give the longest draining may take, e.g. 35m, or true")
+            if not 0 < parse_duration(v) <= MAX_JOB_S:
+                raise ValueError(f"{shown(v)}: give the longest draining may take (up to 30 days), e.g. 35m, "
+                                 "or true")
             return v
         return v or None
 
@@ -209,6 +231,8 @@ class Workload(WorkloadOptions):
         for param, values in v.items():
             if not values:
                 raise ValueError(f"{param}: a sweep needs at least one value")
+            if len(values) > MAX_SWEEP:
+                raise ValueError(f"{param}: a sweep takes at most {MAX_SWEEP} values, not {len(values)}")
             for value in values:
                 try:
                     WorkloadOptions.model_validate({param: value})

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import Unavailable
+from ..errors import DiskbenchError, Unavailable
 from ..platforms.base import DeviceMap
 
 if TYPE_CHECKING:
@@ -30,6 +30,23 @@ if TYPE_CHECKING:
     from ..plan import Plan, PlannedJob
     from ..profile import MachineBase
     from ..profile.targets import TargetModel
+
+
+class NotConfigured(DiskbenchError):
+    """A provider that has nothing to log in with (no credentials, no cloud named), or whose login failed.
+
+    ``cleanup`` without ``--provider`` skips such a provider with a line saying why and goes on with
+    the others; where the provider was asked for by name, it is an error like any other.
+    """
+
+
+class StopWaiting(KeyboardInterrupt):
+    """A second Ctrl-C during a teardown: the user stops waiting for the cloud to finish deleting.
+
+    Raised inside ``ProviderRun.teardown`` (by the runner's signal handler), which says what is left,
+    with ids and the command that deletes it, lets go of it (``holds_resources`` turns False) and
+    re-raises. A KeyboardInterrupt, so no ``except Exception`` of an SDK on the way swallows it.
+    """
 
 
 @dataclass
@@ -87,7 +104,12 @@ class ProviderRun(ABC):
         return None
 
     def teardown(self) -> None:  # noqa: B027 - optional hook
-        """Delete everything this run created; safe to call twice."""
+        """Delete everything this run created; safe to call twice.
+
+        A second Ctrl-C while it waits raises ``StopWaiting`` in it: a provider whose deletes can
+        take long says what is left (each resource with its id) and the command that removes it,
+        lets go of it, and re-raises.
+        """
 
     @property
     def holds_resources(self) -> bool:
@@ -158,9 +180,17 @@ class Provider(ABC):
         """CLI commands of this provider (``sizes`` and the like)."""
         return []
 
+    def configured(self, options: dict[str, Any], *, state_dir: Path) -> str | None:
+        """Why ``cleanup`` has nowhere to look for this provider's leftovers (no credentials, no cloud
+        named), as one phrase with what to set; None when it has. Offline and fast: asked of every
+        provider by ``cleanup`` without ``--provider``, so one that is not set up is skipped, not an error."""
+        return None
+
     def cleanup(self, options: dict[str, Any], *, state_dir: Path, run_id: str | None, older_than: float | None,
                 dry_run: bool, line: Callable[[str], None]) -> list[str]:
-        """Delete what earlier runs left behind; returns what was (or would be) deleted."""
+        """Delete what earlier runs left behind; returns what was (or would be) deleted.
+
+        Raises ``NotConfigured`` when logging in fails, so ``cleanup`` can skip the provider."""
         return []
 
     @abstractmethod

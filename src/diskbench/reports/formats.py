@@ -11,6 +11,7 @@ from typing import Any
 from ..attribution.record import tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
+from ..text import printable
 from .stats import Summary, summarize
 from .textable import Col, TextTable, count, latency
 
@@ -166,8 +167,8 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     lines = [f"### {_title(run, results)}", "", "| " + " | ".join(head) + " |",
              "|" + "|".join("---" if i < 2 + with_target or (bounds and i == len(head) - 1) else "---:"
                             for i in range(len(head))) + "|"]
-    lines += ["| " + " | ".join(_row(r, with_target, repeats) + (_bound_cell(r) if bounds else [])) + " |"
-              for r in rows]
+    lines += ["| " + " | ".join(_md_cell(c) for c in _row(r, with_target, repeats) + (_bound_cell(r) if bounds else []))
+              + " |" for r in rows]
     if inexact:
         lines += ["", "~ percentiles not merged exactly (no latency bins in the fio output)"]
     for err in sorted({e for r in results for e in r.errors}):
@@ -175,7 +176,12 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     bound_texts = [f"{r.workload}: {r.result.bound['text']}" for r in rows if r.result.bound]
     lines += ["", "**bound:**", ""] + [f"- {t}" for t in bound_texts] if bound_texts else []
     lines += ["", "**warnings:**", ""] + [f"- {w}" for w in _warnings(rows)] if _warnings(rows) else []
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep_newlines=True) + "\n"  # names from imported files are anyone's
+
+
+def _md_cell(text: str) -> str:
+    """A table cell: one line, its pipes escaped (a job name from an imported file can hold both)."""
+    return printable(text).replace("|", "\\|")
 
 
 CSV_FIELDS = (

@@ -10,16 +10,16 @@ failure (a failed job, a run that did not finish) is ERROR, never a regression.
 from __future__ import annotations
 
 import fnmatch
+import math
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from xml.sax.saxutils import escape, quoteattr
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import DiskbenchError
+from .. import yamldoc
+from ..errors import UsageError
 from ..store import Store
 from .stats import MAD_SCALE, Summary, mad, median, summarize
 from .textable import latency, sig3
@@ -31,22 +31,31 @@ ACCEPTED = ("PASS", "IMPROVED", "LEARNING", "NOT_COMPARABLE")
 HIGHER_IS_BETTER = {"iops": True, "bw": True}
 
 
+def _threshold(t: float | None) -> float | None:
+    if t is not None and not (math.isfinite(t) and 0 < t <= 10):
+        raise ValueError(f"{t} is not a relative threshold (a number above 0, e.g. 0.1 for 10%)")
+    return t
+
+
+Threshold = Annotated[float | None, AfterValidator(_threshold)]
+
+
 class JobPolicy(BaseModel):
     model_config = ConfigDict(extra="forbid")
     match: str = Field(description="glob on the job (machine/target/workload)")
-    thresholds: dict[str, float | None]
+    thresholds: dict[str, Threshold]
 
 
 class Policy(BaseModel):
     """gate.yaml: thresholds per metric (relative), per-job overrides, and the baseline window."""
 
     model_config = ConfigDict(extra="forbid")
-    thresholds: dict[str, float | None] = Field(default_factory=lambda: {
+    thresholds: dict[str, Threshold] = Field(default_factory=lambda: {
         "iops": 0.10, "bw": 0.10, "p50": 0.10, "p99": 0.15, "p99.9": None})
     jobs: list[JobPolicy] = Field(default_factory=list)
-    baseline_runs: int = Field(10, ge=1)
-    baseline_days: int = Field(30, ge=1)
-    min_runs: int = Field(5, ge=1)
+    baseline_runs: int = Field(10, ge=1, le=10_000)
+    baseline_days: int = Field(30, ge=1, le=36_500)
+    min_runs: int = Field(5, ge=1, le=10_000)
 
     def for_job(self, job: str) -> dict[str, float | None]:
         out = dict(self.thresholds)
@@ -57,19 +66,24 @@ class Policy(BaseModel):
 
 
 def load_policy(path: str | None) -> Policy:
+    """gate.yaml, read as profiles are (bounded, any editor's encoding); a problem names the file,
+    the line and the key."""
     if path is None:
         return Policy()
+    node, data = yamldoc.parse(yamldoc.read_text(path, "a gate policy"), path, "a gate policy")
+    if data is not None and not isinstance(data, dict):
+        raise UsageError(f"{path}:1: a gate policy is a YAML mapping (thresholds, jobs, baseline_runs ...)")
     try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-        return Policy.model_validate(data)
-    except OSError as exc:
-        raise DiskbenchError(f"{path}: cannot read the gate policy: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise DiskbenchError(f"{path}: invalid YAML: {exc}") from None
+        return Policy.model_validate(data or {})
     except ValidationError as exc:
         err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise DiskbenchError(f"{path}: {where}: {err['msg']}") from None
+        loc = list(err["loc"])
+        line = yamldoc.line_of(node, loc)
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        key = yamldoc.format_key_path(loc)
+        if err["type"] == "extra_forbidden":
+            msg, key = f"unknown key {loc[-1]!r}", yamldoc.format_key_path(loc[:-1]) or "(top level)"
+        raise UsageError(f"{path}{f':{line}' if line else ''}: {key}: {msg}") from None
 
 
 @dataclass

@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text import printable
+
 GAP = "  "
 INDENT = "  "  # rows under a group line
 ELLIPSIS = "…"
@@ -51,11 +53,11 @@ class TextTable:
     def add_row(self, *cells: Any) -> None:
         if len(cells) != len(self.columns):
             raise ValueError(f"{len(cells)} cells for {len(self.columns)} columns")
-        self.rows.append(_Row(cells=[str(c) for c in cells]))
+        self.rows.append(_Row(cells=[printable(str(c)) for c in cells]))  # names may come from any file
 
     def add_group(self, label: str) -> None:
         """A line that names what the rows below it share (machine, target, storage)."""
-        self.rows.append(_Row(group=label))
+        self.rows.append(_Row(group=printable(label)))
 
     @property
     def grouped(self) -> bool:
@@ -101,7 +103,7 @@ class TextTable:
         indent = INDENT if self.grouped else ""
         out: list[str] = []
         if self.title:
-            out += textwrap.wrap(self.title, width, break_long_words=False, break_on_hyphens=False) or [""]
+            out += textwrap.wrap(printable(self.title), width, break_long_words=False, break_on_hyphens=False) or [""]
 
         def fmt(cells: Sequence[str]) -> str:
             parts = []
@@ -123,7 +125,7 @@ class TextTable:
         dropped = self.dropped(width)
         if dropped:
             notes.append(f"not shown at {width} columns: {', '.join(dropped)} ({self.more})")
-        for note in notes:  # a warning's ("! ...") next lines stand under its text
+        for note in map(printable, notes):  # a warning's ("! ...") next lines stand under its text
             out += textwrap.wrap(note, width, subsequent_indent="  " if note.startswith("! ") else "",
                                  break_long_words=False, break_on_hyphens=False) or [""]
         return out

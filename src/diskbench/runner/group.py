@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import registry
 from ..engines.base import Place
 from ..engines.fio import clientserver as cs
-from ..errors import DiskbenchError, ExecutionError
+from ..errors import DiskbenchError, ExecutionError, SafetyError
 from ..executors.base import Executor
 from ..model import GroupResult
 from ..plan import LOCAL, Plan, PlannedJob
 from ..platforms.base import Prepared
 from ..profile import writes
 from ..store import now_iso
+from .leftovers import journal
 from .options import RunOptions, RunOutcome
 from .recorder import unit_dir
 from .testbed import testbed_key
@@ -89,7 +90,7 @@ class GroupWork:
                 ok = self._unit(job)
                 self.runner.tally(self.outcome, ok)
         except DiskbenchError as exc:
-            self.runner.fail_unfinished(self.run_id, self.jobs, str(exc), self.outcome)
+            self.runner.fail_unfinished(self.run_id, self.jobs, exc, self.outcome)
         finally:
             self._each("stopping", self._stop, raise_first=False)
 
@@ -124,8 +125,8 @@ class GroupWork:
                 raise exc
             more = f" (and {len(errors) - 1} more client(s))" if len(errors) > 1 else ""
             text = str(exc) if client.name in str(exc) else f"{client.name}: {exc}"
-            raise ExecutionError(f"client {client.name}: {what} failed: {text.removeprefix(client.name + ': ')}"
-                                 f"{more}")
+            kind = SafetyError if isinstance(exc, SafetyError) else ExecutionError  # a refusal stays one
+            raise kind(f"client {client.name}: {what} failed: {text.removeprefix(client.name + ': ')}{more}")
 
     # --- per client ---------------------------------------------------------------------------
     def _acquire(self, c: Client, trust: HostKeyTrust | None) -> None:
@@ -154,7 +155,8 @@ class GroupWork:
         platform = registry.platforms.get(c.ex.platform)
         preparer = platform.preparer(c.ex, devices=registry.providers.get(c.job.provider).device_map(),
                                      allowed=[], name=c.name, run_id=self.run_id,
-                                     scratch_base=platform.default_scratch_base(c.ex), line=self.ui.line)
+                                     scratch_base=platform.default_scratch_base(c.ex), line=self.ui.line,
+                                     journal=journal(self.store, self.run_id, c.name), exclusive=False)
         c.prepared = preparer.prepare(self.target, any(writes(j.workload.rw) for j in self.jobs))
 
     def _serve(self, c: Client) -> None:
@@ -194,9 +196,9 @@ class GroupWork:
                           f"kill -9 $p 2>/dev/null; fi; rm -f {c.pidfile}"], privileged=True, timeout=30)
             if c.prepared is not None:
                 c.prepared.release()
-            root = getattr(c.ex, "work_root", None)
+            root = c.ex.workspace_root()
             if root is not None:
-                registry.platforms.get(c.ex.platform).remove_workspace(c.ex, f"{root}/{self.run_id}", root)
+                registry.platforms.get(c.ex.platform).remove_workspace(c.ex, root)
         finally:
             c.ex.close()
 

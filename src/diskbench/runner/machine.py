@@ -11,17 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from .. import registry
 from ..engines.base import Engine, Place
-from ..errors import DiskbenchError
+from ..errors import DiskbenchError, ExecutionError
 from ..executors.base import Executor
 from ..model import GroupResult
 from ..plan import LOCAL, Plan, PlannedJob
-from ..platforms.base import Platform, Prepared, Preparer
+from ..platforms.base import Journal, Platform, Prepared, Preparer
 from ..profile import writes
 from ..providers.base import ProviderRun
 from ..store import now_iso
 from ..store.raw import compress
 from ..units import human_bytes
 from .attribute import Attributor
+from .leftovers import journal, laid_out, recover
 from .options import RunOptions, RunOutcome
 from .recorder import unit_dir
 from .testbed import testbed_key
@@ -48,7 +49,10 @@ class MachineWork:
         self.versions: dict[str, str | None] = {}
         self._target_facts: dict[str, dict[str, Any]] = {}
         self.laid_out: set[str] = set()  # targets whose files an engine has laid out this run
-        self.before: dict[str, dict[str, int] | None] = {}  # directory targets: files there before the run
+        self.before: dict[str, dict[str, Any]] = {}  # directory targets: the journal's "files" entry (detail)
+        self.files_entry: dict[str, int] = {}
+        self.workspace_entry = 0
+        self.journal = Journal()
         self.prun: ProviderRun | None = None
         self.attributor = Attributor(self._limits)
 
@@ -70,8 +74,13 @@ class MachineWork:
     def run(self, ex: Executor) -> None:
         platform = registry.platforms.get(ex.platform)
         self._ex, self._platform = ex, platform
+        self.journal = journal(self.store, self.run_id, self.machine)
         try:
             self._learn(ex, platform)
+            self._recover(ex, platform)
+            root = ex.workspace_root(make=True)
+            if root is not None:  # written down: a killed run's engines and files there can be found
+                self.workspace_entry = self.journal.made("workspace", root)
             preparer = self._preparer(ex, platform)
             for index, job in enumerate(self.jobs):
                 if self.runner.stopped:
@@ -82,7 +91,7 @@ class MachineWork:
                 ok = self._unit(ex, platform, job, places)
                 self.runner.tally(self.outcome, ok)
         except DiskbenchError as exc:
-            self.runner.fail_unfinished(self.run_id, self.jobs, str(exc), self.outcome)
+            self.runner.fail_unfinished(self.run_id, self.jobs, exc, self.outcome)
         finally:
             try:
                 self._remove_laid_out(ex, platform)
@@ -90,12 +99,28 @@ class MachineWork:
                 self.ui.line(f"{self.machine}: could not remove the data files it laid out: {exc}")
             for where in self.prepared.values():
                 where.release()
-            root = getattr(ex, "work_root", None)
+            root = ex.workspace_root()
             if root is not None:  # a remote host: its copies of job files and outputs
-                platform.remove_workspace(ex, f"{root}/{self.run_id}", root)
+                platform.remove_workspace(ex, root)
+                self.journal.undone(self.workspace_entry)
             ex.close()
 
     # --- before the units -------------------------------------------------------------------
+    def _recover(self, ex: Executor, platform: Platform) -> None:
+        """What an earlier, killed attempt of this run left open on this host, undone before this
+        attempt prepares anything (its mount, its array, its files are its own)."""
+        entries = [e for e in self.journal.earlier if not e["released"]]
+        if not entries:
+            return
+        self.ui.line(f"{self.machine}: undoing what an earlier attempt of this run left "
+                     f"({', '.join(dict.fromkeys(e['kind'] for e in entries))})")
+        folder = self.store.run_artifacts(self.run_id) if self.jobs[0].provider == LOCAL else None
+        left = recover(ex, platform, entries, self.store, self.ui.line, folder)
+        if left:
+            what = ", ".join(f"{e['kind']} {e['what']}" for e in left)
+            raise ExecutionError(f"{self.machine}: an earlier attempt of this run left {what}, which could not be "
+                                 "undone", hint="see the lines above; `diskbench cleanup --provider hosts` retries")
+
     def _learn(self, ex: Executor, platform: Platform) -> None:
         """Engines present (installed where allowed), and the host's facts recorded."""
         host = self.jobs[0].host
@@ -121,7 +146,8 @@ class MachineWork:
         if known is not None:
             devices = known.merged(devices)
         return platform.preparer(ex, devices=devices, allowed=allowed, name=self.machine, run_id=self.run_id,
-                                 scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line)
+                                 scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line,
+                                 journal=self.journal)
 
     def _places(self, job: PlannedJob, rest: list[PlannedJob], preparer: Preparer) -> list[Place] | None:
         """The job's targets prepared (once per run); None when one cannot be (its units fail)."""
@@ -135,15 +161,26 @@ class MachineWork:
                     self.prepared[label] = preparer.prepare(part.target, write)
                     directory = self.prepared[label].directory
                     if getattr(part.target, "dir", None) and directory:
-                        self.before[label] = self._platform.list_files(self._ex, directory)
+                        self._files_before(label, directory, uses)
                 except DiskbenchError as exc:
-                    self.runner.fail(self.run_id, uses, str(exc), self.outcome)
+                    self.runner.fail(self.run_id, uses, exc, self.outcome)
                     self.prepared[label] = Prepared()  # nothing to run on
             where = self.prepared[label]
             if not where.usable:
                 return None
             places.append(Place(part.workload, label, where.directory, where.filename))
         return places
+
+    def _files_before(self, label: str, directory: str, uses: list[PlannedJob]) -> None:
+        """A user's folder: what is in it before the engines lay out files, written down (so a killed
+        run's data files can be told from the user's own and removed later)."""
+        before = self._platform.list_files(self._ex, directory)
+        if before is None:
+            return
+        detail = {"before": sorted(before), "engines": sorted({j.engine for j in uses}),
+                  "workloads": sorted({p.workload.name for j in uses for p in j.parts if p.target_label == label})}
+        self.before[label] = detail
+        self.files_entry[label] = self.journal.made("files", directory, **detail)
 
     # --- one unit ---------------------------------------------------------------------------
     def _facts_of(self, ex: Executor, platform: Platform, path: str) -> dict[str, Any]:
@@ -228,23 +265,21 @@ class MachineWork:
         """Data files the engine laid out in a user's directory: removed (or kept with --keep-files,
         and said so). Only files that were not there before the run and carry the engine's name
         for one of its workloads; a real profile leaves size x numjobs behind per workload."""
-        for label, before in self.before.items():
+        for label, detail in self.before.items():
             directory = self.prepared[label].directory
-            after = platform.list_files(ex, directory) if before is not None and directory else None
-            if after is None or before is None or directory is None:
+            after = platform.list_files(ex, directory) if directory else None
+            if after is None or directory is None:
                 continue
-            jobs = [j for j in self.jobs if label in [p.target_label for p in j.parts]]
-            new = sorted(n for n in after if n not in before and any(
-                registry.engines.get(j.engine).data_file(n, [p.workload.name for p in j.parts]) for j in jobs))
-            if not new:
-                continue
-            size = human_bytes(sum(after[n] for n in new))
-            if self.options.keep_files:
-                self.ui.line(f"{self.machine}: kept {len(new)} data file(s), {size}, in {directory} (--keep-files)")
-                continue
-            platform.remove_files(ex, directory, new)
-            self.ui.line(f"{self.machine}: removed {len(new)} data file(s), {size}, that this run laid out in "
-                         f"{directory} (--keep-files keeps them)")
+            new = laid_out(after, detail)
+            if new:
+                size = human_bytes(sum(after[n] for n in new))
+                if self.options.keep_files:
+                    self.ui.line(f"{self.machine}: kept {len(new)} data file(s), {size}, in {directory} (--keep-files)")
+                else:
+                    platform.remove_files(ex, directory, new)
+                    self.ui.line(f"{self.machine}: removed {len(new)} data file(s), {size}, that this run laid out "
+                                 f"in {directory} (--keep-files keeps them)")
+            self.journal.undone(self.files_entry[label])
 
 
 def _steady_verdict(groups: list[GroupResult], state: SteadyState) -> None:

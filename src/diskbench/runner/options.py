@@ -22,6 +22,7 @@ class RunOptions:
     workloads: list[str] | None = None  # only these workloads
     machines: list[str] | None = None  # only these machines and hosts of the profile
     provider_options: dict[str, Any] = field(default_factory=dict)  # e.g. the subscription, who may SSH
+    allow_exec: bool = False  # engine options that run programs (--allow-exec); never stored, never resumed
 
     def to_json(self) -> dict[str, Any]:
         return {"target_dir": self.target_dir, "scratch_base": self.scratch_base, "hosts": self.hosts,
@@ -40,3 +41,4 @@ class RunOutcome:
     done: int = 0
     failed: int = 0
     messages: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # the safety rule's refusals (exit 6)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..model import GroupResult
 from ..store import StoredResult, new_run_id, now_iso
+from ..store.store import derive_status
 
 if TYPE_CHECKING:
     from ..plan import PlannedJob
@@ -27,7 +28,18 @@ class Recorder(Protocol):
 
     def update_run(self, run_id: str, **fields: Any) -> None: ...
 
-    def finish_run(self, run_id: str, status: str) -> None: ...
+    def finish_run(self, run_id: str, status: str | None = None) -> str: ...
+
+    def lock_run(self, run_id: str) -> None: ...
+
+    def renew_lock(self, run_id: str) -> bool: ...
+
+    def add_prepared(self, run_id: str, host: str, kind: str, what: str, detail: dict[str, Any]) -> int: ...
+
+    def release_prepared(self, entry: int) -> None: ...
+
+    def prepared(self, run_id: str | None = None, host: str | None = None, *,
+                 open_only: bool = False) -> list[dict[str, Any]]: ...
 
     def get_run(self, run_ref: str) -> dict[str, Any]: ...
 
@@ -73,6 +85,7 @@ class MemoryRecorder:
         self.runs: dict[str, dict[str, Any]] = {}
         self.jobs: dict[str, dict[str, dict[str, Any]]] = {}
         self.results: dict[str, list[StoredResult]] = {}
+        self.entries: list[dict[str, Any]] = []  # what runs prepared on hosts (see store.prepared)
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -92,8 +105,33 @@ class MemoryRecorder:
     def update_run(self, run_id: str, **fields: Any) -> None:
         self.runs[run_id].update(fields)
 
-    def finish_run(self, run_id: str, status: str) -> None:
-        self.update_run(run_id, status=status, finished=now_iso())
+    def finish_run(self, run_id: str, status: str | None = None) -> str:
+        counts: dict[str, int] = {}
+        for job in self.jobs[run_id].values():
+            counts[job["status"]] = counts.get(job["status"], 0) + 1
+        derived = derive_status(counts, interrupted=status == "interrupted")
+        derived = "partial" if status == "partial" and derived == "completed" else derived
+        self.update_run(run_id, status=derived, finished=now_iso())
+        return derived
+
+    def lock_run(self, run_id: str) -> None:
+        """A run in memory belongs to this process alone."""
+
+    def renew_lock(self, run_id: str) -> bool:
+        return True
+
+    def add_prepared(self, run_id: str, host: str, kind: str, what: str, detail: dict[str, Any]) -> int:
+        self.entries.append({"id": len(self.entries) + 1, "run_id": run_id, "host": host, "kind": kind,
+                             "what": what, "detail": detail, "created": now_iso(), "released": None})
+        return len(self.entries)
+
+    def release_prepared(self, entry: int) -> None:
+        self.entries[entry - 1]["released"] = now_iso()
+
+    def prepared(self, run_id: str | None = None, host: str | None = None, *,
+                 open_only: bool = False) -> list[dict[str, Any]]:
+        return [dict(e) for e in self.entries if run_id in (None, e["run_id"]) and host in (None, e["host"])
+                and not (open_only and e["released"])]
 
     def get_run(self, run_ref: str) -> dict[str, Any]:
         run = self.runs[run_ref]

@@ -9,7 +9,6 @@ can be shown and resumed, and raw outputs are always kept.
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -19,12 +18,14 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
-from ..errors import DiskbenchError, ExecutionError, Interrupted
+from ..errors import DiskbenchError, Interrupted, SafetyError, Unavailable, UsageError
 from ..executors.base import Executor
 from ..plan import LOCAL, Plan, PlannedJob, build_plan
 from ..profile import LoadedProfile, parse_profile
 from ..providers.base import ProviderRun, RunContext
 from ..store import new_run_id, now_iso
+from ..store.lock import heartbeat
+from .leftovers import stop_local_engines
 from .machine import MachineWork
 from .options import RunOptions, RunOutcome
 from .progress import NullProgress, Progress
@@ -71,27 +72,33 @@ class Runner:
         run = self.store.get_run(run_ref)
         if run["origin"] != "run" or not run["profile_text"]:
             raise DiskbenchError(f"run {run['id']} was imported, not run; there is nothing to resume")
-        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key", "keep"}
+        known = {f.name for f in fields(RunOptions)} - {"accept_new_host_key", "keep", "allow_exec"}
         saved = RunOptions(**{k: v for k, v in run["options"].items() if k in known})
         if options is not None:
-            saved.accept_new_host_key = options.accept_new_host_key
+            saved.accept_new_host_key, saved.allow_exec = options.accept_new_host_key, options.allow_exec
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
         plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
                           destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads,
-                          machines=saved.machines)
-        done = self.store.complete_keys(run["id"])
-        todo = [j for j in plan.jobs if j.key not in done]
-        self._set_aside(run["id"], todo)
-        if not todo:
-            self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
-        self._check_local(todo, saved)
-        self._start_providers(run["id"], plan, saved)
-        with self._torn_down_on_error(saved):
-            facts = self._begin_providers(todo)
-            if facts:
-                self.store.merge_facts(run["id"], facts)
-            self.store.update_run(run["id"], status="running", finished=None, pid=os.getpid())
+                          machines=saved.machines, allow_exec=saved.allow_exec)
+        self.store.lock_run(run["id"])  # before anything of the run is touched: one process at a time
+        try:
+            done = self.store.complete_keys(run["id"])
+            todo = [j for j in plan.jobs if j.key not in done]
+            if any(j.provider == LOCAL for j in todo):  # a killed attempt's engine may still be running
+                stop_local_engines(self.store.run_artifacts(run["id"]), self.ui.line)
+            self._set_aside(run["id"], todo)
+            if not todo:
+                self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
+            self._check_local(todo, saved)
+            self._start_providers(run["id"], plan, saved)
+            with self._torn_down_on_error(saved):
+                facts = self._begin_providers(todo)
+                if facts:
+                    self.store.merge_facts(run["id"], facts)
+        except BaseException:
+            self.store.finish_run(run["id"], "interrupted")  # let go: it can be resumed again
+            raise
         return self._execute(run["id"], plan, todo, saved)
 
     def _set_aside(self, run_id: str, todo: list[PlannedJob]) -> None:
@@ -135,14 +142,14 @@ class Runner:
             engine = registry.engines.get(name)
             self.local_versions[name] = version = engine.version(ex)  # asked once per run
             if not version:
-                raise ExecutionError(f"{engine.name} is not installed on this machine",
+                raise Unavailable(f"{engine.name} is not installed on this machine",
                                      hint=f"install it with `apt-get install -y {engine.name}`, then run again")
         for job in local:  # a typo in --target is caught before a run is recorded
             for part in job.parts:
                 path = getattr(part.target, "dir", None)
                 if path and not platform.is_dir(ex, path):
-                    raise ExecutionError(f"target directory {path} does not exist",
-                                         hint="create it, or pass an existing directory to --target")
+                    raise UsageError(f"target directory {path} does not exist",
+                                     hint="create it, or pass an existing directory to --target")
 
     def local_executor(self) -> Executor:
         if self.local is None:
@@ -168,7 +175,8 @@ class Runner:
         trust = self._trust(todo, options)
         total = len(todo)
         try:
-            with self.ui.session(), ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
+            with heartbeat(self.store, run_id), self.ui.session(), \
+                    ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
                 futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
                            for jobs in by_machine.values()]
                 try:
@@ -191,14 +199,14 @@ class Runner:
             self.store.finish_run(run_id, "interrupted")
             raise Interrupted(f"interrupted: run {run_id}", hint=f"`diskbench resume {run_id}` runs the rest") from None
         except BaseException:
-            self.store.finish_run(run_id, self._status(run_id))
+            self.store.finish_run(run_id)
             raise
+        else:  # finished before teardown: a cloud that fails to delete does not leave the run "running"
+            if trust is not None and trust.seen:
+                self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
+            outcome.status = self.store.finish_run(run_id)
         finally:
             self._teardown(options)
-        if trust is not None and trust.seen:
-            self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
-        outcome.status = self._status(run_id)
-        self.store.finish_run(run_id, outcome.status)
         return outcome
 
     def _trust(self, todo: list[PlannedJob], options: RunOptions) -> HostKeyTrust | None:
@@ -239,19 +247,16 @@ class Runner:
         for ex in list(self._active.values()):
             ex.interrupt()
 
-    def _status(self, run_id: str) -> str:
-        jobs = self.store.get_jobs(run_id)
-        done = sum(j["status"] == "done" for j in jobs)
-        if done == len(jobs):
-            return "completed"
-        return "failed" if done == 0 else "partial"
-
-    def fail(self, run_id: str, jobs: list[PlannedJob], message: str, outcome: RunOutcome) -> None:
+    def fail(self, run_id: str, jobs: list[PlannedJob], error: DiskbenchError | str, outcome: RunOutcome) -> None:
+        """These jobs failed with ``error``; a refusal of the safety rule is kept apart (exit 6)."""
+        message = str(error)
         for job in jobs:
             self.store.update_job(run_id, job.key, status="failed", finished=now_iso(), message=message)
         with self._lock:
             outcome.failed += len(jobs)
             outcome.messages.append(message)
+            if isinstance(error, SafetyError):
+                outcome.refused.append(message)
         self.ui.line(f"FAILED: {message}")
 
     def tally(self, outcome: RunOutcome, ok: bool) -> None:
@@ -260,10 +265,11 @@ class Runner:
             outcome.done += ok
             outcome.failed += not ok
 
-    def fail_unfinished(self, run_id: str, jobs: list[PlannedJob], message: str, outcome: RunOutcome) -> None:
+    def fail_unfinished(self, run_id: str, jobs: list[PlannedJob], error: DiskbenchError | str,
+                        outcome: RunOutcome) -> None:
         """What stopped a machine or group (its connection, its preparation) fails the jobs it left."""
         status = {j["key"]: j["status"] for j in self.store.get_jobs(run_id)}
-        self.fail(run_id, [j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], message,
+        self.fail(run_id, [j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error,
                   outcome)
 
     def next_index(self) -> int:
@@ -286,7 +292,7 @@ class Runner:
         try:
             ex = work.acquire(self.provider_runs[jobs[0].provider], trust)
         except DiskbenchError as exc:
-            self.fail(run_id, jobs, str(exc), outcome)
+            self.fail(run_id, jobs, exc, outcome)
             return
         self._active[jobs[0].machine] = ex
         try:
@@ -297,13 +303,24 @@ class Runner:
 
 @contextmanager
 def _teardown_guard(ui: Progress) -> Iterator[None]:
-    """A second Ctrl-C while deleting cloud resources says so instead of abandoning them."""
+    """Ctrl-C while deleting cloud resources: the first says deleting goes on, instead of abandoning
+    them; the next stops waiting at once (``StopWaiting`` inside the provider's teardown, which says
+    what is left, with ids, and the command that deletes it; the command then exits 130). A cloud
+    whose delete never completes cannot hold the terminal."""
+    from ..providers.base import StopWaiting
+
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    pressed = 0
 
     def say(signum: int, frame: object) -> None:
-        ui.warn("teardown in progress: diskbench is deleting what it created; please wait")
+        nonlocal pressed
+        pressed += 1
+        if pressed > 1:
+            raise StopWaiting
+        ui.warn("teardown in progress: diskbench is deleting what it created; press Ctrl-C again to stop "
+                "waiting (what is left is listed, with the command that deletes it)")
 
     previous = signal.signal(signal.SIGINT, say)
     try:

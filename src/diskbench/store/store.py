@@ -18,8 +18,11 @@ from typing import Any
 
 import platformdirs
 
-from ..errors import StoreError
+from ..errors import StoreError, UnknownRun, UsageError
 from ..model import DirectionResult, GroupResult, Latency, Series
+from .errors import guard_public, store_error
+from .lock import RunLock, alive
+from .prepared import PreparedLog
 
 # Each entry migrates the schema from version i to i + 1; never edit a released entry.
 MIGRATIONS: list[str] = [
@@ -106,6 +109,24 @@ MIGRATIONS: list[str] = [
     CREATE INDEX jobs_base_key ON jobs(base_key, run_id);
     ALTER TABLE results ADD COLUMN clat_bins_z BLOB;
     """,
+    # 5: a run is locked by the process working on it (pid, host, and a heartbeat that tells a live
+    # holder on another machine from a dead one); what a run prepared on its hosts, so resume knows
+    # its own file systems and arrays and cleanup can remove what a killed run left
+    """
+    ALTER TABLE runs ADD COLUMN heartbeat TEXT;
+    CREATE TABLE prepared (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        host TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        what TEXT NOT NULL,
+        detail TEXT NOT NULL DEFAULT '{}',
+        created TEXT NOT NULL,
+        released TEXT
+    );
+    CREATE INDEX prepared_run ON prepared(run_id, host);
+    CREATE INDEX prepared_open ON prepared(released, run_id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 TERMINAL = ("completed", "partial", "failed", "interrupted")
@@ -120,10 +141,11 @@ def new_run_id() -> str:
 
 
 def default_db_path() -> Path:
+    """``DISKBENCH_DB``, else the user data folder; always absolute (fio runs in other folders)."""
     env = os.environ.get("DISKBENCH_DB")
     if env:
-        return Path(env)
-    return Path(platformdirs.user_data_dir("diskbench")) / "diskbench.sqlite"
+        return Path(env).expanduser().resolve()
+    return Path(platformdirs.user_data_dir("diskbench")).resolve() / "diskbench.sqlite"
 
 
 @dataclass
@@ -150,12 +172,16 @@ class StoredResult:
         return self.base_key or self.job_key
 
 
-class Store:
+@guard_public
+class Store(RunLock, PreparedLog):
     """The result database plus an artifacts folder beside it (raw outputs, job files)."""
 
     def __init__(self, path: Path | str | None = None) -> None:
-        self.path = Path(path) if path else default_db_path()
+        self.path = Path(path).expanduser().resolve() if path else default_db_path()
         self.artifacts_root = self.path.parent / "artifacts"
+        if self.path.exists() and not self.path.is_file():
+            raise UsageError(f"the result store {self.path} is not a regular file",
+                             hint="pass --db with a file path (a new one is created)")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             # Hosts run in parallel threads; every statement goes through self._lock.
@@ -166,14 +192,21 @@ class Store:
                              hint="pass --db PATH or set DISKBENCH_DB") from None
         self._lock = threading.RLock()
         self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA foreign_keys = ON")
-        # A run commits a few times per job: in WAL mode with synchronous=NORMAL a commit is an
-        # append, not three fsyncs (a crash of diskbench loses nothing; a power cut at most the
-        # last commits, whose raw outputs are in the artifacts).
-        with contextlib.suppress(sqlite3.Error):  # a read-only store stays as it is (and junk
-            self.db.execute("PRAGMA journal_mode = WAL")  # is reported by _migrate)
-            self.db.execute("PRAGMA synchronous = NORMAL")
-        self._migrate()
+        try:
+            self.db.execute("PRAGMA foreign_keys = ON")
+            # A run commits a few times per job: in WAL mode with synchronous=NORMAL a commit is an
+            # append, not three fsyncs (a crash of diskbench loses nothing; a power cut at most the
+            # last commits, whose raw outputs are in the artifacts).
+            with contextlib.suppress(sqlite3.Error):  # a read-only store stays as it is (and junk
+                self.db.execute("PRAGMA journal_mode = WAL")  # is reported by _migrate)
+                self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.Error as exc:
+            self.db.close()
+            raise store_error(exc, self.path) from None
+        except StoreError:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         self.db.close()
@@ -193,7 +226,10 @@ class Store:
         try:
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path} is not a diskbench store: {exc}") from None
+            if "not a database" not in str(exc):
+                raise
+            raise StoreError(f"{self.path} is not a diskbench store: {exc}",
+                             hint="pass --db with the path of a diskbench store, or of a new file") from None
         if version > SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {version}; this diskbench knows {SCHEMA_VERSION}",
@@ -219,13 +255,13 @@ class Store:
                    options: dict[str, Any], origin: str = "run", run_id: str | None = None,
                    facts: dict[str, Any] | None = None) -> str:
         run_id = run_id or new_run_id()
-        with self._tx() as db:
+        with self._tx() as db:  # locked by this process from the start (RunLock)
             db.execute(
                 "INSERT INTO runs (id, profile, profile_path, profile_text, options, origin, started,"
-                " status, facts, artifacts_dir, pid, hostname) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                " status, facts, artifacts_dir, pid, hostname, heartbeat) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (run_id, profile, profile_path, profile_text, json.dumps(options), origin, now_iso(),
                  "running", json.dumps(facts or {}), str(self.artifacts_root / run_id), os.getpid(),
-                 os.uname().nodename),
+                 os.uname().nodename, now_iso()),
             )
         return run_id
 
@@ -256,8 +292,19 @@ class Store:
             merged = {**json.loads(row[0] or "{}"), **facts}
             db.execute("UPDATE runs SET facts = ? WHERE id = ?", (json.dumps(merged), run_id))
 
-    def finish_run(self, run_id: str, status: str) -> None:
-        self.update_run(run_id, status=status, finished=now_iso(), pid=None)
+    def finish_run(self, run_id: str, status: str | None = None) -> str:
+        """End the run and release its lock. Its status is derived from its jobs (completed when
+        every job is done, partial when some are, failed when none); the caller can only say
+        ``interrupted`` (while some job is not done) or ``partial`` (an import whose jobs are done
+        but reported errors). Returns the status."""
+        with self._tx() as db:
+            counts = dict(db.execute("SELECT status, COUNT(*) FROM jobs WHERE run_id = ? GROUP BY status",
+                                     (run_id,)).fetchall())
+            derived = derive_status(counts, interrupted=status == "interrupted")
+            derived = "partial" if status == "partial" and derived == "completed" else derived
+            db.execute("UPDATE runs SET status = ?, finished = ?, pid = NULL, heartbeat = NULL WHERE id = ?",
+                       (derived, now_iso(), run_id))
+        return derived
 
     def get_run(self, run_ref: str) -> dict[str, Any]:
         if run_ref in ("last", "latest"):
@@ -270,10 +317,10 @@ class Store:
             exact = [r for r in rows if r["id"] == run_ref]
             rows = exact or rows
         if not rows:
-            raise StoreError(f"no run {run_ref!r} in {self.path}", hint="see `diskbench runs`")
+            raise UnknownRun(f"no run {run_ref!r} in {self.path}", hint="see `diskbench runs`")
         if len(rows) > 1:
             ids = ", ".join(r["id"] for r in rows[:5])
-            raise StoreError(f"run id {run_ref!r} is ambiguous: {ids}")
+            raise UnknownRun(f"run id {run_ref!r} is ambiguous: {ids}", hint="type more of it")
         return self._run_dict(rows[0])
 
     def list_runs(self, limit: int | None = None) -> list[dict[str, Any]]:
@@ -285,7 +332,7 @@ class Store:
         run = dict(row)
         run["options"] = json.loads(run["options"] or "{}")
         run["facts"] = json.loads(run["facts"] or "{}")
-        if run["status"] == "running" and not _alive(run.get("pid"), run.get("hostname")):
+        if run["status"] == "running" and not alive(run.get("pid"), run.get("hostname"), run.get("heartbeat")):
             run["status"] = "interrupted"  # the process that owned it is gone: crash or kill
         counts = self.db.execute(
             "SELECT status, COUNT(*) FROM jobs WHERE run_id = ? GROUP BY status", (run["id"],)
@@ -486,15 +533,11 @@ def _col(row: sqlite3.Row, name: str) -> Any:
     return row[name] if name in row.keys() else None  # noqa: SIM118 - sqlite3.Row: "in" checks values
 
 
-def _alive(pid: int | None, hostname: str | None) -> bool:
-    if not pid:
-        return False
-    if hostname != os.uname().nodename:
-        return True  # another machine's process: assume it is still working
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def derive_status(counts: dict[str, int], *, interrupted: bool = False) -> str:
+    """A finished run's status from its jobs' (``counts``: job status -> how many)."""
+    done, total = counts.get("done", 0), sum(counts.values())
+    if done == total:
+        return "completed"
+    if interrupted:
+        return "interrupted"
+    return "partial" if done else "failed"

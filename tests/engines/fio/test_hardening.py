@@ -124,8 +124,8 @@ def test_import_exit_codes_for_bad_files(tmp_path: Path, fio_fixtures: Path) -> 
     bad = tmp_path / "nan.json"
     bad.write_text(json.dumps(doc))
     out = diskbench("import", str(bad), "--format", "json", db=tmp_path / "db.sqlite")
-    assert out.returncode == 1 and out.stdout == "" and "NaN" in out.stderr and "Traceback" not in out.stderr
+    assert out.returncode == 2 and out.stdout == "" and "NaN" in out.stderr and "Traceback" not in out.stderr
     deep = tmp_path / "deep.json"
     deep.write_text('{"fio version": "x", "jobs": ' + "[" * 50000 + "]" * 50000 + "}")
     out = diskbench("import", str(deep), db=tmp_path / "db.sqlite")
-    assert out.returncode == 1 and "nested too deeply" in out.stderr
+    assert out.returncode == 2 and "nested too deeply" in out.stderr  # 2: a bad input file

@@ -1,4 +1,5 @@
-"""Parser tests on every real fio output in shared/fixtures/fio, plus real fio runs."""
+"""Parser tests on every real fio output in shared/fixtures/fio (and the fixtures diskbench made,
+which tests/fixtures/fio/README.md lists), plus real fio runs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from diskbench.engines.fio.parse import extract_fio_document, parse_fio_output
+from diskbench.engines.fio.parse import NO_IOS_NOTE, extract_fio_document, parse_fio_output
 from diskbench.errors import ParseError
 
 from ...conftest import needs_fio
@@ -34,6 +35,10 @@ OUTPUTS = [
     "steadystate-iops-slope-attained.json",
     "steadystate-iops-slope.json",
     "histlog/randread-4k-qd8-numjobs2-histlog.jsonplus.json",
+    "sigint-output-file-time-based-rc128.json",
+    "derived-sigint-time-based-no-signal-line.json",
+    "derived-fio-2.20-io_bytes-in-kib.json",
+    "derived-fio-2.1.11-no-total_ios.json",
 ]
 
 
@@ -54,7 +59,7 @@ def test_every_fixture_parses_to_sane_numbers(fio_fixtures: Path, name: str) -> 
     for g in groups:
         assert g.engine == "fio"
         for d in g.directions:
-            assert d.iops > 0 and d.bw_bytes_per_s > 0 and d.ios > 0
+            assert d.iops > 0 and d.bw_bytes_per_s > 0 and (d.ios > 0 or NO_IOS_NOTE in g.notes)
             assert d.clat is not None
             assert 0 < d.clat.min <= d.clat.mean <= d.clat.max
             pct = list(d.clat.percentiles.values())
@@ -103,7 +108,7 @@ def test_fio2_units_and_padding_keys(fio_fixtures: Path) -> None:
 def test_client_server_excludes_all_clients_and_merges_bins(fio_fixtures: Path) -> None:
     (g,) = _parse(fio_fixtures, "client-server-2servers-group-reporting.jsonplus.stdout.txt")
     assert g.hosts == ["127.0.0.1", "127.0.0.2"]
-    assert g.jobs == 2
+    assert g.jobs == 4  # each server's one group_reporting entry stands for its numjobs=2 jobs
     doc = extract_fio_document(
         (fio_fixtures / "client-server-2servers-group-reporting.jsonplus.stdout.txt").read_text())
     entries = [e for e in doc["client_stats"] if e["jobname"] != "All clients"]
@@ -161,11 +166,13 @@ def test_concatenated_documents_use_the_last() -> None:
 
 
 def _job(iops: float) -> dict[str, object]:
-    lat = {"min": 1000, "max": 3000, "mean": 2000.0, "stddev": 10.0, "N": 10,
-           "percentile": {"50.000000": 2000}}
+    """A job whose figures agree with each other as fio's do (iops = total_ios * 1000 / runtime)."""
+    ios = int(iops)
+    lat = {"min": 1000, "max": 3000, "mean": 2000.0, "stddev": 10.0, "N": ios,
+           "percentile": {"50.000000": 2008}}  # 2008: the midpoint of fio's bucket for 2000 ns
     return {"jobname": "j", "groupid": 0, "error": 0,
-            "read": {"iops": iops, "bw_bytes": 4096 * iops, "io_bytes": 40960, "total_ios": 10,
-                     "runtime": 1000, "clat_ns": lat}}
+            "read": {"iops": iops, "bw_bytes": 4096 * ios, "io_bytes": 4096 * ios, "io_kbytes": 4 * ios,
+                     "total_ios": ios, "runtime": 1000, "clat_ns": lat}}
 
 
 @pytest.mark.parametrize("text", ["", "not json at all", "{\"a\": 1}", "fio: failed to open\n{ broken"])

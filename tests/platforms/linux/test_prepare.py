@@ -61,7 +61,7 @@ def test_devices_holding_data_are_refused_and_untouched(lab: Lab, db: Path, tmp_
             target = {"device": dev, "raw": True} if raw else {"device": dev, "fs": "xfs"}
             path = profile(tmp_path / "p.yaml", host.profile_host(targets={"t": target}))
             out = diskbench("run", "--profile", str(path), "--known-hosts", str(lab.known_hosts), db=db)
-            assert out.returncode == 1, out.stderr
+            assert out.returncode == 6, out.stderr  # the safety rule's own exit code
             assert f"refusing to write to {dev}: it " in out.stderr and reason in out.stderr, out.stderr
             assert f"--destroy-data-on {dev}" in out.stderr
             assert first_mib(dev) == before, f"{dev} was written to"
@@ -128,7 +128,7 @@ def test_non_root_user_with_sudo(lab: Lab, db: Path, tmp_path: Path) -> None:
     without = profile(tmp_path / "n.yaml", {**host.profile_host(targets=target), "user": user})
     out = diskbench("run", "--profile", str(without), "--known-hosts", str(lab.known_hosts), db=db)
     # Without sudo the device cannot even be read, and what cannot be checked is not written.
-    assert out.returncode == 1 and "cannot be probed, so may hold data (not readable)" in out.stderr, out.stderr
+    assert out.returncode == 6 and "cannot be probed, so may hold data (not readable)" in out.stderr, out.stderr
     with_sudo = profile(tmp_path / "s.yaml",
                         {**host.profile_host(targets=target), "user": user, "sudo": True})
     out = diskbench("run", "--profile", str(with_sudo), "--known-hosts", str(lab.known_hosts), db=db)

@@ -38,7 +38,8 @@ def test_commands_are_encoded_powershell() -> None:
     assert decode(line) == "& 'diskspd' '-Rxml' '-XC:\\work dir\\job.xml'\nexit $LASTEXITCODE"
     assert decode(sh.join(["x", "it's $(evil)"])) == "& 'x' 'it''s $(evil)'\nexit $LASTEXITCODE"
     assert sh.privileged("cmd", sudo=True, user="azureuser") == "cmd"  # administrators need no sudo
-    assert sh.work_root("azureuser", "vm1") == "C:/ProgramData/diskbench/azureuser/vm1"
+    workspace = decode(sh.make_workspace())  # a new folder of the login user's own, named at random
+    assert "Join-Path $env:TEMP ('diskbench-' + [guid]::NewGuid()" in workspace and "-ErrorAction Stop" in workspace
 
 
 def test_detached_start_and_follow_speak_the_executors_protocol() -> None:

@@ -63,7 +63,8 @@ def test_every_problem_is_listed_with_its_fix(tmp_path: Path) -> None:
         out = diskbench(command, "--profile", str(path), db=db)
         assert out.returncode == 2
         assert out.stderr.count("pre-flight: ") == len(problems)
-        assert out.stderr.strip().splitlines()[-1].startswith("error: profile 'broken': 7 pre-flight problem(s)")
+        last = out.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"error: {path}: profile 'broken': 7 pre-flight problem(s)")
     assert not db.exists() or "broken" not in diskbench("runs", db=db).stdout
 
 

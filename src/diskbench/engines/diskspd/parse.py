@@ -93,7 +93,7 @@ def parse_diskspd(text: str, *, source: str, per_target: bool = False) -> Disksp
             groups.extend(build_groups(run, per_target=per_target, name=_name(run)))
     except ParseError as exc:
         raise ParseError(f"{source}: {exc.message}") from None
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:  # the last line of defence
         raise ParseError(f"{source}: unexpected DiskSpd output layout ({exc})") from None
     _unique_names(groups)
     return DiskspdOutput(groups=groups, facts={**facts, "source_file": source})

@@ -2,8 +2,12 @@
 
 The XML and the text readers both fill a :class:`RunData`; only this module turns it into
 diskbench's result model, so both formats give the same figures for the same run.
-DiskSpd reports counts, not rates: IOPS and bytes/s are counts over the measured duration,
-as Microsoft's own scripts compute them (Process-DiskSpd.ps1, VMFleet).
+DiskSpd's XML reports counts, not rates: there IOPS and bytes/s are counts over the measured
+duration, as Microsoft's own scripts compute them (Process-DiskSpd.ps1, VMFleet). Its text
+output prints 'I/O per s' per thread and in total, from the unrounded duration: those printed
+figures are the IOPS (a target's is the sum of its threads'), since the duration it prints is
+rounded to 10 ms and counts over it differ (by up to 9e-5 in the real outputs). Bandwidth stays
+bytes over the duration: the printed MiB/s (two decimals) is coarser than that.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ class Row:
     read_bytes: int
     write_ios: int
     write_bytes: int
+    rates: dict[str, float] = field(default_factory=dict)  # DiskSpd's printed IOPS (text): read, write, total
 
     def ios(self, direction: str) -> int:
         return self.read_ios if direction == "read" else self.write_ios
@@ -85,6 +90,7 @@ class RunData:
     notes: list[str] = field(default_factory=list)
     series_note: str = NO_SERIES
     total_percentiles_exact: bool = True
+    total_rates: dict[str, float] | None = None  # text 'total:' rows' printed IOPS: read, write, total
 
     def paths(self) -> list[str]:
         return list(dict.fromkeys(r.path for r in self.rows))
@@ -155,9 +161,20 @@ def _directions(run: RunData, scope: _Scope, notes: list[str]) -> list[Direction
         if scope.latency is not None and clat is None and ios > 0:
             notes.append(f"{d}: DiskSpd gave no complete latency figures for this direction")
         series = _series(scope.series.get(d) if scope.series is not None else None, run.interval_s, block_size)
-        out.append(DirectionResult(direction=d, iops=ios / run.seconds, bw_bytes_per_s=nbytes / run.seconds,
+        iops = _printed_iops(run, scope, d)
+        out.append(DirectionResult(direction=d, iops=ios / run.seconds if iops is None else iops,
+                                   bw_bytes_per_s=nbytes / run.seconds,
                                    ios=ios, io_bytes=nbytes, runtime_s=run.seconds, clat=clat, series=series))
     return out
+
+
+def _printed_iops(run: RunData, scope: _Scope, direction: str) -> float | None:
+    """DiskSpd's own IOPS for the scope (text output), or None (XML: counts only)."""
+    if scope.use_totals and run.total_rates is not None:
+        return run.total_rates[direction]
+    if scope.rows and all(direction in r.rates for r in scope.rows):
+        return round(sum(r.rates[direction] for r in scope.rows), 2)  # printed to 0.01 each
+    return None
 
 
 def _group(run: RunData, scope: _Scope, extra_notes: list[str]) -> GroupResult:

@@ -5,6 +5,12 @@ LatStdDev) come in a different order on Linux, and both the 2.0/2.1 (``total:``)
 (``Total latency distribution:``) chart headings occur. Every number must have the exact form
 DiskSpd prints (``%.2f`` rates, ``%.3f`` latencies), so a file cut in the middle of a figure is
 an error rather than a smaller figure. Several runs in one file (pasted outputs) are read in turn.
+
+Every figure is also checked as a number (finite, within DiskSpd's 64-bit counters) and against
+its neighbours: a thread's 'Total IO' row is its read and write rows added, a latency table
+rises from 'min' to 'max', and each printed rate ('I/O per s', 'MiB/s') is its count over the
+printed test time, within the rounding of both. IOPS are DiskSpd's own printed figures (the
+test time it prints is rounded to 10 ms, so recomputing them from it would differ).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 from diskbench.errors import ParseError
 
 from .results import ENGINE, LINUX_ENGINE, NO_SERIES, TEXT_NO_SERIES, DirLatency, Row, RunData, pooled
-from .values import ms_to_us, percentile_key
+from .values import LARGEST, count, digits, ms_to_us, number, percentile_key, rate_bounds
 
 RESULTS_RE = re.compile(r"^\s*Results for (timespan|job) (\d+):\s*$")
 _RUN_START = re.compile(r"^\s*(Command Line:|Input parameters:|System info(rmation)?:|Results for (timespan|job) )")
@@ -24,14 +30,15 @@ _SECTIONS = ("Total IO", "Read IO", "Write IO")
 _COLUMNS = {"thread": "thread", "bytes": "bytes", "I/Os": "ios", "MiB/s": "mibps", "MB/s": "mibps",
             "I/O per s": "iops", "AvgLat": "avg_lat", "AvgLat(ms)": "avg_lat", "IopsStdDev": "iops_stddev",
             "LatStdDev": "lat_stddev", "file": "file"}
-_FORMATS = {"thread": r"\d+", "bytes": r"\d+", "ios": r"\d+", "mibps": r"\d+\.\d\d", "iops": r"\d+\.\d\d",
-            "avg_lat": r"\d+\.\d{3}", "iops_stddev": r"\d+\.\d\d", "lat_stddev": r"\d+\.\d{3}|N/A"}
+_FORMATS = {name: re.compile(pattern) for name, pattern in {
+    "thread": r"\d+", "bytes": r"\d+", "ios": r"\d+", "mibps": r"\d+\.\d\d", "iops": r"\d+\.\d\d",
+    "avg_lat": r"\d+\.\d{3}", "iops_stddev": r"\d+\.\d\d", "lat_stddev": r"\d+\.\d{3}|N/A"}.items()}
 _CHART_HEADER = re.compile(r"^\s*%-ile\s*\|")
 _CHART_ROW = re.compile(r"^\s*(min|\d+th|\d-nines|max)\s*\|(.*)$")
 _LAT_CELL = re.compile(r"^(\d+\.\d{3}|N/A)$")
 _DASHES = re.compile(r"^-{10,}\s*$")
 _FILE_CELL = re.compile(r"^(.*) \(([^()]*)\)$")
-_HEADER_FACTS = {
+_HEADER_FACTS = {key: re.compile(pattern, re.IGNORECASE) for key, pattern in {
     "command_line": r"Command Line: (.*)", "duration_s": r"duration: (\d+)s", "warmup_s": r"warm up time: (\d+)s",
     "cooldown_s": r"cool down time: (\d+)s", "iops_interval_ms": r"gathering IOPS at intervals of (\d+)ms",
     "rand_seed": r"random seed: (\d+)", "computer_name": r"computer name: (.*)", "start_time": r"start time: (.*)",
@@ -39,8 +46,21 @@ _HEADER_FACTS = {
     "processor_groups": r"group count:\s*(\d+)", "numa_nodes": r"node count:\s*(\d+)",
     "sockets": r"socket count:\s*(\d+)", "heterogeneous_cores": r"heterogeneous cores:\s*(\S+)",
     "power_scheme": r"active power scheme:\s*(.*)",
-}
+}.items()}
 _UNITS = {"B": 1, "": 1, "KiB": 1024, "MiB": 1024**2, "GiB": 1024**3, "TiB": 1024**4}
+_COUNTS = ("thread", "bytes", "ios")
+_DIRECTION_SECTIONS = {"read": "Read IO", "write": "Write IO", "total": "Total IO"}
+# How far a printed rate may be from its count over the printed test time. Within the rounding
+# of the two (time to 10 ms on Windows; diskspd-for-linux divides by the whole seconds it prints,
+# exactly; rates to 0.01) the file is as DiskSpd wrote it: every complete real output here
+# (tests/fixtures/diskspd) is. Beyond the rounding but within this share, the printed figures
+# are kept with a note: the largest such deviation is 0.16% beyond the rounding (0.26% from the
+# count over the printed 5.00 s: IOPS of VirtualClient's DiskSpdExample-WriteOnly-v2.2.0-
+# MultiNumaMultiGroup_TRIMMED.txt, which its publishers cut down by hand). Beyond 1% the
+# figures contradict each other: an error.
+_RATE_SLACK = 0.01
+RATES_NOTE = ("DiskSpd's printed rates differ from its I/O counts over its printed test time by more than "
+              "their rounding (up to {worst:.2%}): the file may have been edited; the printed IOPS are kept")
 
 
 @dataclass
@@ -63,16 +83,19 @@ def _header(lines: list[str]) -> _Header:
     for raw in lines:
         line = raw.strip()
         for key, pattern in _HEADER_FACTS.items():
-            m = re.fullmatch(pattern, line, re.IGNORECASE)
+            m = pattern.fullmatch(line)
             if m and key not in head.facts:
                 value = m.group(1).strip()
-                head.facts[key] = int(value) if value.isdigit() else value
+                head.facts[key] = int(value) if digits(value) else value
         if line == "measuring latency":
             head.facts["measure_latency"] = True
         if m := re.fullmatch(r"path: '(.*)'", line):
             head.targets.append(m.group(1))
         elif (m := re.fullmatch(r"block size: (\d+)\s*(B|KiB|MiB|GiB|TiB)?", line)) and head.targets:
-            head.block_sizes[head.targets[-1]] = int(m.group(1)) * _UNITS[m.group(2) or ""]
+            size = count(m.group(1), "'block size'") * _UNITS[m.group(2) or ""]
+            if size > LARGEST:
+                raise ParseError(f"'block size: {m.group(1)[:30]}' is larger than any DiskSpd block")
+            head.block_sizes[head.targets[-1]] = size
             head.sizes_with_units = head.sizes_with_units or m.group(2) is not None
     return head
 
@@ -84,8 +107,12 @@ def _cells(text: str, names: list[str], where: str) -> dict[str, str]:
     out = dict(zip(names, values, strict=True))
     for name, value in out.items():
         fmt = _FORMATS.get(name)
-        if fmt and not re.fullmatch(fmt, value):
-            raise ParseError(f"{where}: {value!r} is not a DiskSpd {name} figure (truncated?)")
+        if fmt and not fmt.fullmatch(value):
+            raise ParseError(f"{where}: {value[:30]!r} is not a DiskSpd {name} figure (truncated?)")
+        if name in _COUNTS:
+            count(value, f"{where}: {name}")
+        elif fmt and value != "N/A":
+            number(value, f"{where}: {name}")
     return out
 
 
@@ -128,7 +155,11 @@ def _chart(lines: list[str], start: int) -> dict[str, dict[str, float]]:
         labels.append(m.group(1))
         for d, cell in zip(("read", "write", "total"), cells, strict=True):
             if cell != "N/A":
-                out[d][m.group(1)] = ms_to_us(float(cell))
+                value = ms_to_us(number(cell, f"latency distribution row {m.group(1)!r}"))
+                if out[d] and value < max(out[d].values()):
+                    raise ParseError(f"latency distribution row {m.group(1)!r}: {cell} ms is below the row above "
+                                     "(DiskSpd's percentiles rise)")
+                out[d][m.group(1)] = value
         i += 1
     if not labels or labels[0] != "min" or labels[-1] != "max":
         raise ParseError("a latency distribution table ends before its 'max' row (truncated?)")
@@ -162,11 +193,40 @@ def _row_path(cell: str) -> str:
 
 
 def _rows(sections: dict[str, _Section]) -> list[Row]:
-    reads, writes = sections["Read IO"].rows, sections["Write IO"].rows
-    if len(reads) != len(writes):
-        raise ParseError("the 'Read IO' and 'Write IO' sections have different numbers of rows")
+    reads, writes, totals = sections["Read IO"].rows, sections["Write IO"].rows, sections["Total IO"].rows
+    if not len(reads) == len(writes) == len(totals):
+        raise ParseError("the 'Total IO', 'Read IO' and 'Write IO' sections have different numbers of rows")
+    for t, r, w in zip(totals, reads, writes, strict=True):
+        _check_sum(t, r, w, f"thread {t['thread']} of the 'Total IO' section")
+    _check_sum(sections["Total IO"].total, sections["Read IO"].total, sections["Write IO"].total,
+               "the 'Total IO' total row")
     return [Row(int(r["thread"]), _row_path(r["file"]), int(r["ios"]), int(r["bytes"]), int(w["ios"]),
-                int(w["bytes"])) for r, w in zip(reads, writes, strict=True)]
+                int(w["bytes"]), rates={"read": float(r["iops"]), "write": float(w["iops"]), "total": float(t["iops"])})
+            for t, r, w in zip(totals, reads, writes, strict=True)]
+
+
+def _check_sum(total: dict[str, str], read: dict[str, str], write: dict[str, str], where: str) -> None:
+    for key in ("ios", "bytes"):
+        if int(total[key]) != int(read[key]) + int(write[key]):
+            raise ParseError(f"{where}: {key} {total[key]} is not the read and write rows' {read[key]} + {write[key]}")
+
+
+def _rate_deviation(sections: dict[str, _Section], seconds: float, linux: bool) -> float:
+    """How far, beyond their rounding, the printed rates are from their counts over the printed
+    time (0: not at all); an error beyond ``_RATE_SLACK``."""
+    time_step = 0.0 if linux else 0.01
+    worst = 0.0
+    for name, section in sections.items():
+        for row in [*section.rows, section.total]:
+            for key, events in (("iops", int(row["ios"])), ("mibps", int(row["bytes"]) / 2**20)):
+                low, high = rate_bounds(events, seconds, time_step, 0.01)
+                printed = float(row[key])
+                off = max(low - printed, printed - high, 0.0) / max(printed, low, 1e-9)
+                if off > _RATE_SLACK:
+                    raise ParseError(f"'{name}' section, thread {row.get('thread', 'total')}: {key} {row[key]} is "
+                                     f"not its count over the test time ({low:.2f}..{high:.2f})")
+                worst = max(worst, off)
+    return worst
 
 
 def _target_mean(sections: dict[str, _Section], path: str, name: str) -> tuple[str, str] | None:
@@ -208,14 +268,14 @@ def _seconds(lines: list[str], linux: bool) -> float:
     pattern = r"test time:\s*(\d+)s" if linux else r"actual test time:\s*(\d+\.\d\d)s"
     for line in lines:
         if m := re.fullmatch(pattern, line.strip()):
-            return float(m.group(1))
+            return number(m.group(1), "the test time")
     raise ParseError(f"no '{'test time' if linux else 'actual test time'}' line (truncated?)")
 
 
 def _cpu_usage(lines: list[str]) -> float | None:
     for line in lines:
         if re.match(r"^\s*avg[.:]", line) and (m := re.search(r"(\d+\.\d\d)%", line)):
-            return float(m.group(1))
+            return number(m.group(1), "the CPU 'avg.' row")
     return None
 
 
@@ -225,6 +285,7 @@ def _run(block: list[str], head: _Header, linux: bool) -> tuple[RunData, dict[st
         raise ParseError("the test time is 0 s: nothing was measured")
     sections = {name: _section(block, _find(block, name), name) for name in _SECTIONS}
     rows = _rows(sections)
+    worst = _rate_deviation(sections, seconds, linux)
     totals = {d: (int(sections[n].total["ios"]), int(sections[n].total["bytes"]))
               for d, n in (("read", "Read IO"), ("write", "Write IO"))}
     has_lat = "avg_lat" in sections["Total IO"].columns
@@ -232,7 +293,10 @@ def _run(block: list[str], head: _Header, linux: bool) -> tuple[RunData, dict[st
     run = RunData(engine=LINUX_ENGINE if linux else ENGINE, version="unknown", seconds=seconds, rows=rows,
                   totals=totals, block_sizes=dict(head.block_sizes),
                   hosts=[head.facts["computer_name"]] if head.facts.get("computer_name") else [],
-                  series_note=TEXT_NO_SERIES if has_d else NO_SERIES)
+                  series_note=TEXT_NO_SERIES if has_d else NO_SERIES,
+                  total_rates={d: float(sections[n].total["iops"]) for d, n in _DIRECTION_SECTIONS.items()})
+    if worst > 0:
+        run.notes.append(RATES_NOTE.format(worst=worst))
     if has_lat:
         run.latency, run.target_latency = _latencies(block, sections)
     if linux:

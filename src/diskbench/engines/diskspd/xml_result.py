@@ -3,6 +3,11 @@
 Elements are optional by design: ``<Latency>`` only with -L, ``<Iops>`` only with -D, and
 read/write figures only for a direction that had samples. DiskSpd writes paths into the XML
 without escaping, so a bare ``&`` in a path is repaired before parsing.
+
+Every number is checked (``values.number``/``count``: finite, 0..2^64, whole where it counts),
+and against its neighbours: ``IOCount``/``BytesCount`` are the sums of the read and write
+figures, a direction has no bytes without I/Os, and the latency points of a direction
+rise from the minimum (percentile 0) to the maximum (100) with the average between them.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ from typing import Any
 from diskbench.errors import ParseError
 
 from .results import ENGINE, DirLatency, DirSeries, Row, RunData, pooled
-from .values import ms_to_us, percentile_key
+from .values import count, digits, ms_to_us, number, percentile_key
 
 _BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9A-Fa-f]+);)")
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _XML_DIRS = {"read": "Read", "write": "Write", "total": "Total"}
+MIN_SECONDS = 0.01  # DiskSpd prints the test time to 0.01 s: a measured one is never less
+_ROUNDING_US = 1.0  # DiskSpd prints latencies in ms with 3 decimals: each figure is within 0.5 µs
 
 
 def _text(el: ET.Element, tag: str) -> str | None:
@@ -29,12 +36,12 @@ def _text(el: ET.Element, tag: str) -> str | None:
 
 def _number(el: ET.Element, tag: str, where: str) -> float | None:
     value = _text(el, tag)
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise ParseError(f"{where}: <{tag}> is {value!r}, not a number") from None
+    return None if value is None else number(value, f"{where}: <{tag}>")
+
+
+def _count(el: ET.Element, tag: str, where: str) -> int | None:
+    value = _text(el, tag)
+    return None if value is None else count(value, f"{where}: <{tag}>")
 
 
 def _required(el: ET.Element, tag: str, where: str) -> float:
@@ -44,9 +51,16 @@ def _required(el: ET.Element, tag: str, where: str) -> float:
     return value
 
 
+def _required_count(el: ET.Element, tag: str, where: str) -> int:
+    value = _count(el, tag, where)
+    if value is None:
+        raise ParseError(f"{where}: <{tag}> is missing")
+    return value
+
+
 def _int_text(el: ET.Element, tag: str) -> int | str | None:
     value = _text(el, tag)
-    return int(value) if value is not None and value.isdigit() else value
+    return int(value) if value is not None and digits(value) else value
 
 
 def _bool(el: ET.Element | None, tag: str) -> bool | None:
@@ -86,9 +100,9 @@ class _ProfileSpan:
 def _profile_spans(root: ET.Element) -> list[_ProfileSpan]:
     spans = []
     for ts in root.findall("Profile/TimeSpans/TimeSpan"):
-        targets = [(_text(t, "Path") or "", int(_number(t, "BlockSize", "Profile target") or 0))
+        targets = [(_text(t, "Path") or "", _count(t, "BlockSize", "<Profile> <Target>") or 0)
                    for t in ts.findall("Targets/Target")]
-        bucket = _number(ts, "IoBucketDuration", "Profile") or 1000.0
+        bucket = _number(ts, "IoBucketDuration", "<Profile>") or 1000.0
         facts = {k: _int_text(ts, tag) for k, tag in (("duration_s", "Duration"), ("warmup_s", "Warmup"),
                                                    ("cooldown_s", "Cooldown"), ("thread_count", "ThreadCount"),
                                                    ("rand_seed", "RandSeed"))}
@@ -100,17 +114,31 @@ def _profile_spans(root: ET.Element) -> list[_ProfileSpan]:
 def _rows(ts: ET.Element, where: str) -> list[Row]:
     rows = []
     for thread in ts.findall("Thread"):
-        tid = int(_required(thread, "Id", f"{where} <Thread>"))
+        tid = _required_count(thread, "Id", f"{where} <Thread>")
         for target in thread.findall("Target"):
             w = f"{where} thread {tid} <Target>"
             path = _text(target, "Path")
             if path is None:
                 raise ParseError(f"{w}: <Path> is missing")
-            rows.append(Row(tid, path, int(_required(target, "ReadCount", w)), int(_required(target, "ReadBytes", w)),
-                            int(_required(target, "WriteCount", w)), int(_required(target, "WriteBytes", w))))
+            row = Row(tid, path, _required_count(target, "ReadCount", w), _required_count(target, "ReadBytes", w),
+                      _required_count(target, "WriteCount", w), _required_count(target, "WriteBytes", w))
+            _check_counts(target, row, w)
+            rows.append(row)
     if not rows:
         raise ParseError(f"{where}: no <Thread>/<Target> counters")
     return rows
+
+
+def _check_counts(target: ET.Element, row: Row, where: str) -> None:
+    """A target's counters agree as DiskSpd keeps them: totals are sums, and bytes come only from
+    I/Os (not the converse: an I/O may complete with no bytes)."""
+    for tag, ios, nbytes in (("Read", row.read_ios, row.read_bytes), ("Write", row.write_ios, row.write_bytes)):
+        if ios == 0 and nbytes:
+            raise ParseError(f"{where}: <{tag}Count> is 0 but <{tag}Bytes> is {nbytes}")
+    for tag, parts in (("IOCount", (row.read_ios, row.write_ios)), ("BytesCount", (row.read_bytes, row.write_bytes))):
+        total = _count(target, tag, where)
+        if total is not None and total != sum(parts):
+            raise ParseError(f"{where}: <{tag}> is {total}, not the sum of its read and write figures ({sum(parts)})")
 
 
 def _latency(lat: ET.Element, where: str) -> dict[str, DirLatency]:
@@ -119,6 +147,8 @@ def _latency(lat: ET.Element, where: str) -> dict[str, DirLatency]:
         label = _text(bucket, "Percentile")
         if label is None:
             raise ParseError(f"{where} <Latency>: a <Bucket> has no <Percentile>")
+        if number(label, f"{where} <Latency> <Bucket>: <Percentile>") > 100:
+            raise ParseError(f"{where} <Latency> <Bucket>: <Percentile> is {label}, above 100")
         for d, tag in _XML_DIRS.items():
             value = _number(bucket, f"{tag}Milliseconds", f"{where} <Latency>")
             if value is not None:
@@ -133,12 +163,29 @@ def _latency(lat: ET.Element, where: str) -> dict[str, DirLatency]:
             continue
         p = points[d]
         pct = {percentile_key(label): v for label, v in p.items() if 0.0 < float(label) < 100.0}
-        out[d] = DirLatency(mean=ms_to_us(avg), stdev=ms_to_us(_number(lat, sd_tag, where) or 0.0),
+        out[d] = DirLatency(mean=ms_to_us(avg), stdev=ms_to_us(_number(lat, sd_tag, f"{where} <Latency>") or 0.0),
                             min=p.get("0"), max=p.get("100"), percentiles=pct)
+        check_points(p, out[d].mean, f"{where} <Latency> {_XML_DIRS[d]}")
     return out
 
 
+def check_points(points: dict[str, float], mean: float, where: str) -> None:
+    """DiskSpd's latency points (µs, by percentile label) rise with the percentile, and the mean
+    lies between the lowest and the highest (each printed to 1 µs: ``_ROUNDING_US`` either way)."""
+    ordered = [points[k] for k in sorted(points, key=float)]
+    for low, high in zip(ordered, ordered[1:], strict=False):
+        if high < low:
+            raise ParseError(f"{where}: the latency percentiles fall ({low:g} µs, then {high:g} µs)")
+    if ordered and not ordered[0] - _ROUNDING_US <= mean <= ordered[-1] + _ROUNDING_US:
+        raise ParseError(f"{where}: the average latency ({mean:g} µs) is outside its minimum and maximum "
+                         f"({ordered[0]:g}..{ordered[-1]:g} µs)")
+
+
 _Bucket = tuple[float, float | None, float | None, float | None]  # iops, avg, min, max latency (µs)
+
+
+def _attribute(b: ET.Element, name: str) -> float:
+    return number(b.get(name, "0"), f"<Iops> <Bucket> {name}")
 
 
 def _buckets(iops: ET.Element, with_latency: bool) -> dict[str, list[_Bucket]]:
@@ -146,9 +193,9 @@ def _buckets(iops: ET.Element, with_latency: bool) -> dict[str, list[_Bucket]]:
     for b in iops.findall("Bucket"):
         parts: dict[str, _Bucket] = {}
         for d, tag in (("read", "Read"), ("write", "Write")):
-            rate = float(b.get(tag, "0"))
+            rate = _attribute(b, tag)
             if with_latency and rate > 0:
-                avg, low, high = (ms_to_us(float(b.get(f"{tag}{k}LatencyMilliseconds", "0")))
+                avg, low, high = (ms_to_us(_attribute(b, f"{tag}{k}LatencyMilliseconds"))
                                   for k in ("Avg", "Min", "Max"))
                 parts[d] = (rate, avg, low, high)
             else:
@@ -189,12 +236,13 @@ def _target_figures(ts: ET.Element, with_latency: bool) -> tuple[dict[str, dict[
             "total": ("IOCount", "AverageLatencyMilliseconds", "LatencyStdev")}
     for target in ts.findall("Thread/Target"):
         path = _text(target, "Path") or ""
+        where = f"<Thread> <Target> {path[:60]!r}"
         for d, (count_tag, avg_tag, sd_tag) in tags.items():
-            avg = _number(target, avg_tag, "target")
+            avg = _number(target, avg_tag, where)
             if avg is not None:
-                count = int(_number(target, count_tag, "target") or 0)
-                sd = _number(target, sd_tag, "target") or 0.0
-                lat_parts.setdefault(path, {}).setdefault(d, []).append((count, ms_to_us(avg), ms_to_us(sd)))
+                ios = _count(target, count_tag, where) or 0
+                sd = _number(target, sd_tag, where) or 0.0
+                lat_parts.setdefault(path, {}).setdefault(d, []).append((ios, ms_to_us(avg), ms_to_us(sd)))
         iops = target.find("Iops")
         if iops is not None:
             for d, column in _buckets(iops, with_latency).items():
@@ -218,7 +266,8 @@ def _system_facts(root: ET.Element) -> dict[str, Any]:
         "version_date": _text(system, "Tool/VersionDate"),
         "run_time": _text(system, "RunTime"),
         "power_scheme": None if power is None else power.get("Name"),
-        "processors": sum(int(g.get("ActiveProcessors", "0")) for g in groups) or None,
+        "processors": sum(count(g.get("ActiveProcessors", "0"), "<ProcessorTopology> <Group> ActiveProcessors")
+                          for g in groups) or None,
         "processor_groups": len(groups) or None,
         "heterogeneous_cores": None if topo is None else topo.get("Heterogeneous"),
     }
@@ -232,6 +281,8 @@ def _run(ts: ET.Element, index: int, span: _ProfileSpan | None, system: dict[str
     seconds = _required(ts, "TestTimeSeconds", where)
     if seconds <= 0:
         raise ParseError(f"{where}: <TestTimeSeconds> is {seconds:g}: no measured time")
+    if seconds < MIN_SECONDS:
+        raise ParseError(f"{where}: <TestTimeSeconds> is {seconds:g}, less than DiskSpd's 0.01 s resolution")
     rows = _rows(ts, where)
     lat_el = ts.find("Latency")
     latency = None if lat_el is None else _latency(lat_el, where)
@@ -272,6 +323,7 @@ def parse_xml(text: str) -> tuple[list[RunData], dict[str, Any]]:
         facts["measure_latency"] = spans[0].latency
         facts["iops_interval_ms"] = int(spans[0].bucket_ms) if spans[0].iops_stddev else None
     usage = root.find("TimeSpan/CpuUtilization/Average/UsagePercent")
-    facts["cpu_usage_percent"] = float(usage.text) if usage is not None and usage.text else None
+    facts["cpu_usage_percent"] = (number(usage.text, "<CpuUtilization> <Average> <UsagePercent>")
+                                  if usage is not None and usage.text else None)
     facts["profile_xml"] = ET.tostring(profile, encoding="unicode") if profile is not None else None
     return runs, facts

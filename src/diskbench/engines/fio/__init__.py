@@ -48,6 +48,11 @@ class FioEngine(Engine):
         return [(key, f"options for the {key} engine; this workload runs with fio")
                 for key in (workload.engine_options or {})]
 
+    def refused_options(self, workload: Workload, *, allow_exec: bool) -> list[tuple[str, str]]:
+        from .options import option_problems
+
+        return option_problems(workload, allow_exec=allow_exec)
+
     def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
         from .render import render_fio
 
@@ -68,7 +73,12 @@ class FioEngine(Engine):
         doc, groups = parse_fio_text(text, per_job=per_job, source=source)
         facts = {"fio_version": str(doc.get("fio version", "")).removeprefix("fio-"),
                  "fio_time": doc.get("time"), "global_options": doc.get("global options")}
-        return Parsed(groups, facts)
+        return Parsed(groups, facts, doc)
+
+    def verify(self, rendered: str, parsed: Parsed) -> str | None:
+        from .echo import mismatch
+
+        return mismatch(rendered, parsed.document) if parsed.document is not None else None
 
     def parse_file(self, path: Path, read: Callable[[Path], str], *, per_job: bool = False) -> Parsed:
         from .stream import last_document_text

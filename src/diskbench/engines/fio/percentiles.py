@@ -74,3 +74,44 @@ def percentiles_from_bins(bins: Mapping[int, int], plist: Iterable[float | str])
         if j == len(thresholds):
             break
     return out
+
+
+# --- fio's histogram buckets (stat.h, ``plat_val_to_idx`` / ``plat_idx_to_val`` in stat.c) ----
+# Every latency fio counts goes into a log-linear bucket: values below 128 are exact, then each
+# power of two is split into 64 buckets (FIO_IO_U_PLAT_BITS = 6, unchanged since fio 1.x), and
+# fio reports a bucket by its midpoint. So every json+ bin key and every printed percentile is
+# such a midpoint. Stock fio keeps 29 groups in ns (3.x: the last bucket, 17.1 s, holds every
+# longer latency) or 19 in µs (2.x: 16.7 s); some users build fio with more groups to track
+# longer latencies (FIO_IO_U_PLAT_GROUP_NR=32: 137 s), so the group count is not a bound. What
+# bounds a bucket is the latency it holds: fio's counters are 64-bit, and no sample exceeds the
+# ``max`` fio printed beside the bins, so no bucket lies beyond the one that holds ``max``.
+PLAT_BITS = 6
+_PLAT_VAL = 1 << PLAT_BITS
+LATENCY_LIMIT = 2**64  # fio keeps latencies in 64-bit unsigned counters
+
+
+def bucket_index(value: int) -> int:
+    """The index of fio's bucket for a latency ``value`` (``plat_val_to_idx`` without the last-bucket clamp)."""
+    if value < 2 * _PLAT_VAL:
+        return value
+    error_bits = value.bit_length() - 1 - PLAT_BITS
+    return ((error_bits + 1) << PLAT_BITS) + ((_PLAT_VAL - 1) & (value >> error_bits))
+
+
+def bucket_value(index: int) -> int:
+    """The latency fio reports for bucket ``index``: its midpoint (``plat_idx_to_val``)."""
+    if index < 2 * _PLAT_VAL:
+        return index
+    error_bits = (index >> PLAT_BITS) - 1
+    k = index % _PLAT_VAL
+    return (1 << (error_bits + PLAT_BITS)) + (2 * k + 1) * (1 << (error_bits - 1))
+
+
+def bucket_midpoint(value: int) -> int:
+    """What fio prints for a latency ``value``: the midpoint of its bucket."""
+    return bucket_value(bucket_index(value))
+
+
+def is_bucket_value(value: int) -> bool:
+    """Whether fio can print ``value`` as a bin key or a percentile."""
+    return 0 <= value < LATENCY_LIMIT and bucket_midpoint(value) == value

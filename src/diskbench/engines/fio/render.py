@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from ... import __version__
+from ...errors import ProfileError
 from ...model import PERCENTILES
 from ...resources import environment
+from ...text import control_char, printable, shown
 from ..base import Place
 
 if TYPE_CHECKING:
@@ -30,12 +32,32 @@ def _fio_bool(value: Any) -> str:
 
 
 def _fio_value(value: Any) -> str:
+    """An option's value as one line of a job file (profiles refuse control characters already;
+    this is the last guard before fio reads the file as root)."""
     if isinstance(value, bool):
         return _fio_bool(value)
     text = str(value)
-    if "\n" in text:
-        raise ValueError(f"fio option value {text!r} spans lines")
+    bad = control_char(text)
+    if bad:
+        raise ProfileError(f"the fio option value {shown(text)} contains {bad}; a job file takes one line per option")
+    if "${" in text:
+        raise ProfileError(f"the fio option value {shown(text)} holds ${{...}}, which fio would replace with an "
+                           "environment variable (a path with it would send I/O elsewhere)",
+                           hint="rename the folder, or give the value without ${")
     return text
+
+
+def _fio_path(value: Any) -> str:
+    """A file or directory for ``filename=`` / ``directory=``: fio splits these at ':' (several
+    files), so a colon in a path is escaped as fio asks (``\\:``)."""
+    if value == BY_HAND_TARGET:  # the one ${...} diskbench writes: `render` for running by hand
+        return BY_HAND_TARGET
+    return _fio_value(value).replace(":", "\\:")
+
+
+def _fio_comment(value: Any) -> str:
+    """Free text (a description) as comment lines: every line of it starts with ``; ``."""
+    return "\n; ".join(printable(line) for line in str(value).splitlines())
 
 
 @lru_cache(maxsize=1)
@@ -48,7 +70,8 @@ def _environment() -> jinja2.Environment:
 def _with_filters(env: jinja2.Environment) -> jinja2.Environment:
     from .logs import log_prefix
 
-    env.filters.update(fio_bool=_fio_bool, fio_value=_fio_value, log_prefix=log_prefix)
+    env.filters.update(fio_bool=_fio_bool, fio_value=_fio_value, fio_path=_fio_path, fio_comment=_fio_comment,
+                       log_prefix=log_prefix)
     return env
 
 

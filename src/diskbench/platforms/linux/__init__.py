@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import ExecutionError
 from ...executors.base import Executor
-from ..base import DeviceMap, Platform, Preparer, Shell
+from ..base import DeviceMap, Journal, Platform, Preparer, Shell
 from .facts import host_facts, target_facts
 from .prepare import LinuxPreparer
 from .shell import PosixShell
@@ -49,10 +49,10 @@ class LinuxPlatform(Platform):
     def remove_tree(self, ex: Executor, path: str) -> None:
         ex.run(["rm", "-rf", "--one-file-system", path], privileged=True)
 
-    def remove_workspace(self, ex: Executor, path: str, root: str) -> None:
-        q = self._shell.quote  # one command (one sudo): at the end of a run every host does this
-        ex.run(["sh", "-c", f"rm -rf --one-file-system {q(path)}; rmdir -p --ignore-fail-on-non-empty {q(root)}"],
-               privileged=True)
+    def remove_workspace(self, ex: Executor, root: str) -> None:
+        if not root.startswith("/tmp/diskbench-"):  # only ever what make_workspace made
+            raise ExecutionError(f"{ex.name}: refusing to remove {root}: not a diskbench workspace")
+        self.remove_tree(ex, root)  # root-owned outputs of privileged runs are in it: one sudo rm
 
     def is_dir(self, ex: Executor, path: str) -> bool:
         return ex.run(["test", "-d", path]).returncode == 0
@@ -76,9 +76,15 @@ class LinuxPlatform(Platform):
         return target_facts(ex, path)
 
     def preparer(self, ex: Executor, *, devices: DeviceMap, allowed: list[str], name: str, run_id: str,
-                 scratch_base: str | None, line: Callable[[str], None]) -> Preparer:
+                 scratch_base: str | None, line: Callable[[str], None],
+                 journal: Journal | None = None, exclusive: bool = True) -> Preparer:
         return LinuxPreparer(ex, allowed=allowed, name=name, run_id=run_id, scratch_base=scratch_base,
-                             line=line, devices=devices, platform=self)
+                             line=line, devices=devices, platform=self, journal=journal, exclusive=exclusive)
+
+    def undo(self, ex: Executor, entry: dict[str, Any], line: Callable[[str], None]) -> bool:
+        from .leftovers import undo
+
+        return undo(self, ex, entry, line)
 
     def install(self, ex: Executor, package: str, *, host: str, line: Callable[[str], None]) -> None:
         for manager, template in PACKAGE_MANAGERS:

@@ -3,12 +3,19 @@
 The safety rule: diskbench never creates a filesystem, builds an array or runs a raw write job
 on a device that is mounted, has partitions, carries any signature (filesystem, RAID, LVM,
 partition table) or holds the root filesystem, unless that exact device is named under
-``destroy_data_on``. Whatever it mounts or assembles it unmounts and stops at the end.
+``destroy_data_on``, or the signature is one this same run made (resume after a kill). Whatever
+it mounts or assembles it writes down in the run's journal, and unmounts and stops at the end.
+A target is locked on the host while a run uses it: two runs never measure each other's I/O.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import re
+import shlex
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +34,7 @@ from ...profile.targets import (
     TempTarget,
 )
 from ...units import parse_size
-from ..base import DeviceMap, Platform, Prepared, Preparer
+from ..base import DeviceMap, Journal, Platform, Prepared, Preparer
 
 DEFAULT_CHUNK = "512k"  # mdadm's own default: local NVMe, the OVHcloud article
 DATA_DISK_CHUNK = "64k"  # striped cloud data disks: Azure's guidance for Premium SSD volumes
@@ -36,7 +43,8 @@ DATA_DISK_CHUNK = "64k"  # striped cloud data disks: Azure's guidance for Premiu
 class LinuxPreparer(Preparer):
     def __init__(self, ex: Executor, *, allowed: list[str], name: str, run_id: str,
                  scratch_base: str | None = None, line: Callable[[str], None] | None = None,
-                 devices: DeviceMap | None = None, platform: Platform | None = None) -> None:
+                 devices: DeviceMap | None = None, platform: Platform | None = None,
+                 journal: Journal | None = None, exclusive: bool = True) -> None:
         if platform is None:
             from . import LinuxPlatform
 
@@ -49,6 +57,9 @@ class LinuxPreparer(Preparer):
         self.run_id = run_id
         self.scratch_base = scratch_base
         self.line = line or (lambda _msg: None)
+        self.journal = journal or Journal()
+        self.exclusive = exclusive
+        self._names: dict[str, int] = {}
 
     # --- helpers ----------------------------------------------------------------------------
     def _ok(self, argv: list[str], what: str, timeout: float = 300) -> str:
@@ -91,7 +102,7 @@ class LinuxPreparer(Preparer):
         probe = self.ex.run(["blkid", "-p", "-o", "export", dev], privileged=True)
         fields = dict(line.split("=", 1) for line in probe.stdout.splitlines() if "=" in line)
         for key in ("TYPE", "PTTYPE"):
-            if key in fields:
+            if key in fields and not self._made_here(dev, fields):
                 reasons.append(f"carries a {fields[key]} signature")
         # blkid says 2 both for "nothing found" and for a device it could not open: only an
         # exit of 0 or a clean 2 on a readable device counts as looked at.
@@ -103,6 +114,16 @@ class LinuxPreparer(Preparer):
         if dev in self.root_disks():
             reasons.append("holds the root filesystem")
         return reasons
+
+    def _made_here(self, dev: str, fields: dict[str, str]) -> bool:
+        """Whether ``dev``'s signature is one an earlier attempt of this run made: its file system
+        (by UUID) or its membership of the run's array (the array's UUID)."""
+        uuid = uuid_hex(fields.get("UUID", ""))
+        if not uuid:
+            return False
+        made = [e for e in self.journal.ours("filesystem") if e["what"] == dev]
+        made += [e for e in self.journal.ours("array") if dev in e["detail"].get("members", [])]
+        return any(uuid_hex(str(e["detail"].get("uuid", ""))) == uuid for e in made)
 
     def root_disks(self) -> set[str]:
         src = self.ex.run(["findmnt", "-n", "-o", "SOURCE", "/"]).stdout.strip()
@@ -130,18 +151,24 @@ class LinuxPreparer(Preparer):
     def prepare(self, target: TargetModel, writes: bool) -> Prepared:
         if isinstance(target, ScratchTarget):
             path = self.platform.make_scratch_dir(self.ex, self.scratch_base)
-            return Prepared(directory=path, cleanup=[lambda: self.platform.remove_tree(self.ex, path)])
+            entry = self.journal.made("scratch", path)
+            return Prepared(directory=path, cleanup=[lambda: self._removed(path, entry)])
         if isinstance(target, DirTarget):
             if not self.platform.is_dir(self.ex, target.dir):
                 raise ExecutionError(f"{self.ex.name}: target directory {target.dir} does not exist",
                                      hint="create it, or name an existing directory")
+            self._lock(target.label, self.canonical(target.dir))
             return Prepared(directory=target.dir)
         if isinstance(target, TempTarget):
-            return self._temp()
+            prepared = self._temp()
+            self._lock(target.label, prepared.directory or "")
+            return prepared
         if isinstance(target, NfsTarget):
             return self._nfs(target)
         assert isinstance(target, (DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget))
         devices = self.devices(target)
+        for dev in devices:  # before anything is written: one run per device at a time
+            self._lock(target.label, dev)
         if target.raw:
             if writes:
                 self.require_writable(devices)
@@ -159,6 +186,29 @@ class LinuxPreparer(Preparer):
             prepared.release()
             raise
         return prepared
+
+    def _lock(self, label: str, path: str) -> None:
+        """Hold ``path`` on the host for this run (until the connection closes); refuse when
+        another diskbench run holds it, naming that run."""
+        if not self.exclusive:
+            return
+        holder = self.ex.hold(lock_name(path), f"run {self.run_id}, pid {os.getpid()} on {socket.gethostname()}",
+                              reclaim=f"run {self.run_id},")
+        if holder is not None:
+            raise ExecutionError(f"{self.ex.name}: {label} is in use by another diskbench run ({holder})",
+                                 hint="wait until it has finished, or choose another target; two runs at "
+                                      "once would measure each other's I/O")
+
+    def _unique(self, what: str) -> str:
+        """``diskbench-RUN-MACHINE`` for this machine's first array or mount point, then with ``-2``,
+        ``-3``: two device targets of one machine never share a mount point or an array name."""
+        self._names[what] = self._names.get(what, 0) + 1
+        n = self._names[what]
+        return f"diskbench-{self.run_id[-4:]}-{self.name}" + (f"-{n}" if n > 1 else "")
+
+    def _removed(self, path: str, entry: int) -> None:
+        self.platform.remove_tree(self.ex, path)
+        self.journal.undone(entry)
 
     def devices(self, target: TargetModel) -> list[str]:
         if isinstance(target, DeviceTarget):
@@ -221,11 +271,14 @@ class LinuxPreparer(Preparer):
                                  hint="load the raid0 module (modprobe raid0) or use a kernel with CONFIG_MD")
         if not self.platform.which(self.ex, "mdadm", privileged=True):
             raise ExecutionError(f"{self.ex.name}: mdadm is not installed", hint="apt-get install -y mdadm")
-        md = f"/dev/md/diskbench-{self.run_id[-4:]}-{self.name}"
+        md = f"/dev/md/{self._unique('md')}"
         self.line(f"{self.ex.name}: building RAID0 {md} from {', '.join(devices)}")
         self._ok(["mdadm", "--create", md, "--run", "--level=0", "--metadata=1.2",
                   f"--chunk={parse_size(chunk) // 1024}", f"--raid-devices={len(devices)}", "--homehost=any",
                   *devices], "mdadm --create")
+        detail = self.ex.run(["mdadm", "--detail", "--export", md], privileged=True).stdout
+        uuid = dict(ln.split("=", 1) for ln in detail.splitlines() if "=" in ln).get("MD_UUID", "")
+        entry = self.journal.made("array", md, members=devices, uuid=uuid)
 
         def stop() -> None:
             # Right after the unmount udev may still be probing the array ("cannot get exclusive
@@ -238,6 +291,7 @@ class LinuxPreparer(Preparer):
                 self.line(f"{self.ex.name}: could not stop {md}; stop it with mdadm --stop {md}")
                 return
             self.ex.run(["mdadm", "--zero-superblock", *devices], privileged=True)
+            self.journal.undone(entry)
 
         prepared.cleanup.append(stop)
         return self.canonical(md)
@@ -247,32 +301,53 @@ class LinuxPreparer(Preparer):
         argv = ["mkfs.xfs", "-f", "-K", dev] if fs == "xfs" else ["mkfs.ext4", "-F", "-q", "-E", "nodiscard", dev]
         self.line(f"{self.ex.name}: creating {fs} on {dev}")
         self._ok(argv, f"mkfs.{fs} {dev}")
+        uuid = self.ex.run(["blkid", "-p", "-s", "UUID", "-o", "value", dev], privileged=True).stdout.strip()
+        self.journal.made("filesystem", dev, fs=fs, uuid=uuid)  # resume knows it for its own
 
     def _mount(self, dev: str, mount: str | None, prepared: Prepared) -> str:
-        point = mount or f"/mnt/diskbench-{self.run_id[-4:]}-{self.name}"
+        point = mount or f"/mnt/{self._unique('mnt')}"
+        self._free_mount_point(point)
         self._ok(["mkdir", "-p", point], f"mkdir {point}")
         self._ok(["mount", dev, point], f"mount {dev} {point}")
-        self._ok(["chmod", "1777", point], f"chmod {point}")
+        entry = self.journal.made("mount", point, device=dev, made_point=mount is None)
 
         def unmount() -> None:
-            self.ex.run(["umount", point], privileged=True)
+            if self.ex.run(["umount", point], privileged=True).returncode == 0:
+                self.journal.undone(entry)
             if mount is None:
                 self.ex.run(["rmdir", point], privileged=True)
 
         prepared.cleanup.append(unmount)
+        self._ok(["chmod", "1777", point], f"chmod {point}")
         return point
+
+    def _free_mount_point(self, point: str) -> None:
+        """Mounting over a folder hides what is in it (``mount: /etc`` would hide the system's
+        configuration): the mount point is new, or an empty folder that nothing is mounted on."""
+        q = shlex.quote(point)
+        out = self.ex.run(["sh", "-c", f"if mountpoint -q {q}; then echo mounted; "
+                                       f"elif [ -e {q} ] && [ -n \"$(ls -A {q} 2>/dev/null | head -c1)\" ]; "
+                                       f"then echo full; elif [ -e {q} ] && [ ! -d {q} ]; then echo file; fi"])
+        why = {"mounted": "something is mounted there", "full": "it is a folder that is not empty",
+               "file": "it is not a folder"}.get(out.stdout.strip())
+        if why:
+            raise SafetyError(f"{self.ex.name}: refusing to mount on {point}: {why}",
+                              hint="name an empty or new folder as mount:, or leave mount: out")
 
 
     def _nfs(self, target: NfsTarget) -> Prepared:
         """Mount the export; each client writes in its own folder (several mount one export)."""
         point = target.mount or f"/mnt/diskbench-{self.run_id[-4:]}-nfs"
         prepared = Prepared()
+        self._free_mount_point(point)
         self._ok(["mkdir", "-p", point], f"mkdir {point}")
         self.line(f"{self.ex.name}: mounting {target.nfs} on {point} ({target.options})")
         self._ok(["mount", "-t", "nfs", "-o", target.options, target.nfs, point], f"mount {target.nfs}", 120)
+        entry = self.journal.made("mount", point, nfs=target.nfs, made_point=target.mount is None)
 
         def unmount() -> None:
-            self.ex.run(["umount", "-f", point], privileged=True, timeout=120)
+            if self.ex.run(["umount", "-f", point], privileged=True, timeout=120).returncode == 0:
+                self.journal.undone(entry)
             if target.mount is None:
                 self.ex.run(["rmdir", point], privileged=True)
 
@@ -286,9 +361,21 @@ class LinuxPreparer(Preparer):
         except BaseException:
             prepared.release()
             raise
-        prepared.cleanup.append(lambda: self.platform.remove_tree(self.ex, folder))
+        entry = self.journal.made("scratch", folder)
+        prepared.cleanup.append(lambda: self._removed(folder, entry))
         prepared.directory = folder
         return prepared
+
+
+def lock_name(path: str) -> str:
+    """A lock file's name for a target path: readable, and unique by a hash of the whole path."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", path.strip("/"))[-40:]
+    return f"{readable}-{hashlib.sha256(path.encode()).hexdigest()[:12]}"
+
+
+def uuid_hex(uuid: str) -> str:
+    """A UUID's hex digits (mdadm writes 1b2c...:..., blkid 1b2c...-...)."""
+    return "".join(ch for ch in uuid.lower() if ch in "0123456789abcdef")
 
 
 def _walk(node: dict[str, Any]) -> list[dict[str, Any]]:

@@ -60,8 +60,21 @@ class PosixShell(Shell):
     def read_file(self, path: str) -> str:
         return f"test -e {shlex.quote(path)} && base64 < {shlex.quote(path)}"
 
-    def work_root(self, user: str, host: str) -> str:
-        return f"/tmp/diskbench-{user}/{host}"
+    def make_workspace(self) -> str:
+        """``mktemp -d`` in /tmp (sticky: nobody else can rename or replace it), then checked: a
+        directory, no link, ours, mode 0700; fio then runs as root only job files we wrote."""
+        return ('d=$(mktemp -d /tmp/diskbench-XXXXXXXXXX) && [ -d "$d" ] && [ ! -L "$d" ] && [ -O "$d" ] '
+                '&& [ "$(stat -c %a "$d")" = 700 ] && printf "%s\\n" "$d"')
+
+    def hold_lock(self, name: str, info: str) -> str:
+        """flock(1) on a file in /run/lock (or /tmp), held by a ``cat`` that ends when the SSH
+        channel closes: a controller that dies lets go of its targets with its connection."""
+        q = shlex.quote
+        hold = (f"[ -L \"$0.who\" ] || printf '%s\\n' {q(info)} > \"$0.who\" 2>/dev/null; echo LOCKED; "
+                "exec cat >/dev/null")  # (never writes through a link someone else put there)
+        return (f"d=/run/lock; [ -w $d ] || d=/tmp; f=$d/diskbench-{q(name)}.lock\n"
+                f"flock -n -E 75 \"$f\" sh -c {q(hold)} \"$f\" || "
+                "{ r=$?; [ $r = 75 ] && cat \"$f.who\" 2>/dev/null; exit $r; }\n")
 
     def session(self) -> str:
         # the login shell, which ran every command when each had its own channel (bash's kill

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from ...errors import ExecutionError
 from ...executors.base import Executor
-from ..base import DeviceMap, Platform, Preparer, Shell
+from ..base import DeviceMap, Journal, Platform, Preparer, Shell
 from .powershell import encoded_command, ps_quote
 from .shell import PowerShellShell
 
@@ -80,9 +80,11 @@ class WindowsPlatform(Platform):
         return facts
 
     def preparer(self, ex: Executor, *, devices: DeviceMap, allowed: list[str], name: str, run_id: str,
-                 scratch_base: str | None, line: Callable[[str], None]) -> Preparer:
+                 scratch_base: str | None, line: Callable[[str], None],
+                 journal: Journal | None = None, exclusive: bool = True) -> Preparer:
         from .prepare import WindowsPreparer
 
+        # not journalled yet: resume and cleanup undo what Linux hosts were left with
         return WindowsPreparer(ex, self, devices=devices, allowed=allowed, name=name, run_id=run_id,
                                scratch_base=scratch_base, line=line)
 

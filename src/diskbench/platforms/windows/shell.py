@@ -94,5 +94,8 @@ try {{ $in.CopyTo($fs) }} finally {{ $fs.Close() }}""")
         return script(f"$path = {ps_quote(target)}\nif (-not (Test-Path -LiteralPath $path)) {{ exit 1 }}\n"
                       "[Convert]::ToBase64String([IO.File]::ReadAllBytes($path))")
 
-    def work_root(self, user: str, host: str) -> str:
-        return f"C:/ProgramData/diskbench/{user}/{host}"
+    def make_workspace(self) -> str:
+        """A new folder in the login user's own %TEMP% (private to that user), named at random."""
+        return script("$d = Join-Path $env:TEMP ('diskbench-' + [guid]::NewGuid().ToString('N'))\n"
+                      "New-Item -ItemType Directory -Path $d -ErrorAction Stop | Out-Null\n"
+                      "Write-Output ($d -replace '\\\\', '/')")

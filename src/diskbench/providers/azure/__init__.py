@@ -148,6 +148,16 @@ class AzureProvider(Provider):
         journal = Journal(ctx.state_dir / JOURNAL)
         return AzureRun(session, journal, ctx.run_id, ctx.state_dir / "keys", ssh_source=cidr, line=ctx.line)
 
+    def configured(self, options: dict[str, Any], *, state_dir: Path) -> str | None:
+        """Without a subscription (--subscription, AZURE_SUBSCRIPTION_ID or an `az login`) there is nowhere
+        to look; whether the credentials work shows when ``cleanup`` logs in."""
+        from .session import default_subscription
+
+        if default_subscription(options.get("subscription")):
+            return None
+        return ("not logged in: no subscription found; run `az login`, or set AZURE_SUBSCRIPTION_ID with "
+                "AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET")
+
     def cleanup(self, options: dict[str, Any], *, state_dir: Path, run_id: str | None, older_than: float | None,
                 dry_run: bool, line: Callable[[str], None]) -> list[str]:
         from datetime import timedelta

@@ -3,6 +3,11 @@
 Order matters for safety: pre-flight (nothing created if anything is wrong), the journal entry,
 the tagged resource group, the network, then all VMs in parallel. Teardown deletes the group,
 which takes everything in it.
+
+Once the group exists, every error says so (and how it goes away). Ctrl-C ends the waits for
+Azure's long-running operations at once: their resources go with the group, and the errors the
+group's delete causes in them are not the user's news. A second Ctrl-C during the teardown stops
+waiting for the delete and says what is left.
 """
 
 from __future__ import annotations
@@ -13,20 +18,23 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ...errors import ExecutionError, ProfileError
+from azure.core.exceptions import ServiceResponseError
+
+from ...errors import DiskbenchError, ExecutionError, ProfileError
 from ...executors.hostkeys import HostKeyTrust
 from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
 from ...plan import PlannedJob
 from ...profile import Host, MachineBase
 from ...profile.shared import AnfVolume
-from ..base import ProviderRun
+from ..base import ProviderRun, StopWaiting
 from .anf import AnfResources
 from .errors import arm
-from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, tags
+from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, group_name, tags
 from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
 from .schema import Machine
 from .session import AzureSession
@@ -71,11 +79,30 @@ class AzureRun(ProviderRun):
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
                                "created", hint="see the lines above")
         region = self.region = mine[0].region
-        with arm("creating the resource group and network"):
-            self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
-            self.line(f"azure: resource group {self.group} in {region}")
+        with arm("creating the resource group"):
+            self._create_group(region)
+        self.line(f"azure: resource group {self.group} in {region}")
+        with arm("creating the network", self._exists()):
             for r in dict.fromkeys(m.region for m in mine):
                 self._network(r)
+
+    def _create_group(self, region: str) -> None:
+        try:
+            self.group = create_group(self.session, self.journal, self.run_id, region, self.lifetime)
+        except ServiceResponseError:
+            self.group = group_name(self.run_id)  # the answer was lost, not the request: teardown deletes it
+            raise
+
+    def _exists(self) -> str | None:
+        """What exists while the run goes on, for its error lines (None: nothing yet)."""
+        return f"resource group {self.group} exists; diskbench deletes it as the run ends" if self.group else None
+
+    def _left_behind(self) -> str:
+        return (f"resource group {self.group} is left behind: delete it with `{self._cleanup_command()}` "
+                f"or `az group delete -n {self.group}`")
+
+    def _cleanup_command(self) -> str:
+        return f"diskbench cleanup --provider azure --run {self.run_id}"
 
     def _network(self, region: str) -> None:
         net = self.session.network
@@ -90,12 +117,12 @@ class AzureRun(ProviderRun):
         from .anf import online_problems
 
         assert self.group is not None and self.region is not None
-        with arm("checking the NetApp quota"):
+        with arm("checking the NetApp quota", self._exists()):
             problems = online_problems(self.session, spec, self.region)
         if problems:
             raise ProfileError(problems[0] + "; no volume was created")
         self.anf = AnfResources(self.session, self.group, self.region, self.tags, self.run_id, self.line)
-        with arm("creating the Azure NetApp Files volume"):
+        with arm("creating the Azure NetApp Files volume", self._exists()):
             return self.anf.create(spec, f"vnet-{self.region}")
 
     # --- one VM -----------------------------------------------------------------------------
@@ -103,27 +130,51 @@ class AzureRun(ProviderRun):
         """Public IP, NIC and VM; returns the host to benchmark, its host key already known."""
         assert self.group is not None
         host_key = KeyPair.generate(f"{m.name}-host")
-        with arm(f"{m.name}: creating {m.size}"):
-            pip = self.session.network.public_ip_addresses.begin_create_or_update(
-                self.group, f"{m.name}-ip", public_ip_body(m.region, self.tags, m.zone)).result()
-            nic = self.session.network.network_interfaces.begin_create_or_update(
-                self.group, f"{m.name}-nic", nic_body(m.region, self.tags, self._subnets[m.region], pip.id)).result()
-            self.line(f"{m.name}: creating {m.size}")
-            self.session.compute.virtual_machines.begin_create_or_update(
-                self.group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login,
-                                            host_key=host_key)).result()
-            if m.os == "windows":
-                from .winspec import EXTENSION, extension_body
-
-                self.line(f"{m.name}: setting up OpenSSH (custom script extension)")
-                self.session.compute.virtual_machine_extensions.begin_create_or_update(
-                    self.group, m.name, EXTENSION,
-                    extension_body(m, tags=self.tags, login=self.login, host_key=host_key)).result()
-            address = self.session.network.public_ip_addresses.get(self.group, f"{m.name}-ip").ip_address
+        group = self.group
+        try:
+            with arm(f"{m.name}: creating {m.size}", self._exists()):
+                address = self._resources(m, group, host_key)
+        except DiskbenchError:
+            if self.stopping.is_set():  # see _done: the group's delete makes creating fail
+                raise _stopped(m.name, group) from None
+            raise
         targets = {name or "target": t for name, t in m.named_targets().items()}
         return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file),
                     sudo=m.os != "windows", host_key=host_key.fingerprint, install_fio=True, targets=targets,
                     platform=m.os)
+
+    def _resources(self, m: Machine, group: str, host_key: KeyPair) -> str:
+        """The VM's public IP, NIC, VM (and a Windows VM's SSH extension); its public address."""
+        done = partial(self._done, m.name, group)
+        pip = done(self.session.network.public_ip_addresses.begin_create_or_update(
+            group, f"{m.name}-ip", public_ip_body(m.region, self.tags, m.zone)))
+        nic = done(self.session.network.network_interfaces.begin_create_or_update(
+            group, f"{m.name}-nic", nic_body(m.region, self.tags, self._subnets[m.region], pip.id)))
+        self.line(f"{m.name}: creating {m.size}")
+        done(self.session.compute.virtual_machines.begin_create_or_update(
+            group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login, host_key=host_key)))
+        if m.os == "windows":
+            from .winspec import EXTENSION, extension_body
+
+            self.line(f"{m.name}: setting up OpenSSH (custom script extension)")
+            done(self.session.compute.virtual_machine_extensions.begin_create_or_update(
+                group, m.name, EXTENSION, extension_body(m, tags=self.tags, login=self.login, host_key=host_key)))
+        address: str = self.session.network.public_ip_addresses.get(group, f"{m.name}-ip").ip_address
+        return address
+
+    def _done(self, machine: str, group: str, poller: Any) -> Any:
+        """The result of a long-running operation of ``machine``'s creation.
+
+        Ctrl-C (``stopping``) ends the wait at once: the teardown deletes the group, and with it
+        what was being created. The group's delete makes Azure cancel the operation, which the SDK
+        reports as "Operation returned an invalid status 'OK'" (status 200): while stopping, any
+        failure is that, and ``create`` says what happened instead.
+        """
+        while not poller.done():
+            if self.stopping.is_set():
+                raise _stopped(machine, group)
+            poller.wait(0.2)
+        return poller.result()
 
     def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[SSHExecutor, PlannedJob]:
         assert isinstance(job.entry, Machine)
@@ -162,17 +213,36 @@ class AzureRun(ProviderRun):
     def teardown(self) -> None:
         if self.group is None:
             return
+        try:
+            self._delete()
+        except StopWaiting:
+            self._let_go()
+            raise
+
+    def _delete(self) -> None:
+        assert self.group is not None
+        left = self._left_behind()
         if self.anf is not None and self.anf.made:  # a pool holding a volume blocks the group's delete
-            with arm("deleting the Azure NetApp Files volume, pool and account"):
+            with arm("deleting the Azure NetApp Files volume, pool and account", left):
                 self.anf.delete()
         self.line(f"azure: deleting {self.group} and everything in it")
-        with arm(f"deleting {self.group} (delete it with `az group delete -n {self.group}`)"):
+        with arm(f"deleting {self.group}", left):
             delete_group(self.session, self.journal, self.group)
         self.line(f"azure: deleted {self.group}")
         self.group = None
+
+    def _let_go(self) -> None:
+        """The user stopped waiting for the delete (a second Ctrl-C): what is left, by id, and how it goes."""
+        group_id = f"/subscriptions/{self.session.subscription_id}/resourceGroups/{self.group}"
+        self.line(f"azure: stopped waiting; left in Azure: resource group {self.group} (id {group_id}) and "
+                  "everything in it")
+        self.line(f"azure: delete it with `{self._cleanup_command()}` (or `az group delete -n {self.group}`)")
+        self.group, self.anf = None, None
 
     def keep_note(self) -> str:
         return (f"kept resource group {self.group}; delete it with `diskbench cleanup --run {self.run_id}` "
                 f"or `az group delete -n {self.group}`; log in with ssh -i {self.key_file} {ADMIN_USER}@<ip>")
 
 
+def _stopped(machine: str, group: str) -> ExecutionError:
+    return ExecutionError(f"{machine}: creation stopped (Ctrl-C); deleted with resource group {group}")

@@ -19,7 +19,7 @@ from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline import PipelineRequest
 from azure.core.pipeline.policies import SansIOHTTPPolicy
 
-from ...errors import DiskbenchError
+from ..base import NotConfigured
 
 ARM_SCOPE = "https://management.azure.com/.default"
 LOGIN_HINT = ("run `az login` (or set AZURE_CLIENT_ID, AZURE_TENANT_ID and AZURE_CLIENT_SECRET, or use a "
@@ -58,12 +58,13 @@ def default_subscription(explicit: str | None = None) -> str | None:
 
 
 def require_login(credential: TokenCredential) -> None:
-    """Fail with one clear line, before any other work, when there are no usable credentials."""
+    """Fail with one clear line, before any other work, when there are no usable credentials
+    (``NotConfigured``: ``cleanup`` of every provider skips Azure then)."""
     try:
         credential.get_token(ARM_SCOPE)
     except ClientAuthenticationError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DiskbenchError(f"no Azure credentials ({first[:160]})", hint=LOGIN_HINT) from None
+        raise NotConfigured(f"no Azure credentials ({first[:160]})", hint=LOGIN_HINT) from None
 
 
 @dataclass
@@ -124,8 +125,8 @@ def connect(subscription: str | None = None, *, credential: TokenCredential | No
         require_login(credential)
     sub = default_subscription(subscription)
     if not sub:
-        raise DiskbenchError("no Azure subscription chosen",
-                             hint="pass --subscription ID, set AZURE_SUBSCRIPTION_ID, or `az account set`")
+        raise NotConfigured("no Azure subscription chosen",
+                            hint="pass --subscription ID, set AZURE_SUBSCRIPTION_ID, or `az account set`")
     return AzureSession(sub, credential, kwargs)
 
 

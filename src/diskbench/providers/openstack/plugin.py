@@ -3,6 +3,8 @@
 The cloud layer (connect, preflight, provision, teardown, find_leftovers) lives beside this
 file; here it is fitted to the provider seam: one ``OpenStackRun`` per run provisions each
 machine in its own thread and hands the SSH path a host whose key came from the console.
+Teardown waits until the cloud confirms each delete; a second Ctrl-C stops that wait and says
+what is left, by id, and the command that deletes it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...errors import ProfileError
-from ..base import MachineCost, Provider, ProviderRun, RunContext
+from ..base import MachineCost, NotConfigured, Provider, ProviderRun, RunContext, StopWaiting
 
 if TYPE_CHECKING:
     import click
@@ -141,12 +143,32 @@ class OpenStackRun(ProviderRun):
     def teardown(self) -> None:
         from .journal import Journal
         from .session import Waits
-        from .teardown import teardown
+        from .teardown import Left, teardown
 
-        for conn in list(self._conns.values()):
-            teardown(conn, self.ctx.run_id, journal=Journal(self.ctx.state_dir / JOURNAL),
-                     waits=Waits(poll=self.waits.poll), line=self.ctx.line)
+        left = Left()
+        try:
+            for conn in list(self._conns.values()):
+                teardown(conn, self.ctx.run_id, journal=Journal(self.ctx.state_dir / JOURNAL),
+                         waits=Waits(poll=self.waits.poll), line=self.ctx.line, left=left)
+        except StopWaiting:
+            self._let_go(left.lines())
+            raise
         self._conns.clear()
+
+    def _let_go(self, left: list[str]) -> None:
+        """The user stopped waiting for the deletes (a second Ctrl-C): what is left, by id, and how it goes."""
+        from .spec import run_prefix
+
+        run_id = self.ctx.run_id
+        if left:
+            self.ctx.line(f"openstack: stopped waiting; left in the cloud by run {run_id}:")
+            for item in left:
+                self.ctx.line(f"openstack:   {item}")
+        else:
+            self.ctx.line(f"openstack: stopped waiting; run {run_id} may have left resources named "
+                          f"{run_prefix(run_id)}*")
+        self.ctx.line(f"openstack: delete them with `diskbench cleanup --provider openstack --run {run_id}`")
+        self._conns.clear()  # let go: the run's own teardown does not wait again
 
     def keep_note(self) -> str:
         return (f"kept the servers of run {self.ctx.run_id}; delete them with `diskbench cleanup --run "
@@ -230,23 +252,22 @@ class OpenStackProvider(Provider):
         source = ctx.options.get("ssh_source")
         return OpenStackRun(ctx, ssh_source(source) if source else detect_public_address())
 
+    def configured(self, options: dict[str, Any], *, state_dir: Path) -> str | None:
+        if _clouds(state_dir):
+            return None
+        return "no cloud to look in: set OS_CLOUD to a clouds.yaml entry, or source your project's openrc file"
+
     def cleanup(self, options: dict[str, Any], *, state_dir: Path, run_id: str | None, older_than: float | None,
                 dry_run: bool, line: Callable[[str], None]) -> list[str]:
-        import os
         from datetime import timedelta
 
         from .journal import Journal
-        from .session import connect
         from .teardown import find_leftovers, teardown
 
         journal_path = state_dir / JOURNAL
-        clouds = {e.get("cloud") for e in Journal(journal_path).open_runs().values()}
-        if os.environ.get("OS_CLOUD") or os.environ.get("OS_AUTH_URL"):
-            clouds.add(None)
         age = timedelta(seconds=older_than) if older_than is not None else None
         done = []
-        for cloud in clouds:
-            conn = connect(cloud)
+        for cloud, conn in _logged_in(_clouds(state_dir), line):
             for left in find_leftovers(conn, older_than=age, run_id=run_id, journal=Journal(journal_path)):
                 what = f"run {left.run_id} on {cloud or 'the OS_* cloud'} ({left.reason}: {', '.join(left.resources)})"
                 if dry_run:
@@ -255,3 +276,36 @@ class OpenStackProvider(Provider):
                 teardown(conn, left.run_id, journal=Journal(journal_path), line=line)
                 done.append(f"deleted {what}")
         return done
+
+
+def _clouds(state_dir: Path) -> list[str | None]:
+    """Where leftovers can be: the clouds of runs the journal has open, and the OS_* environment's
+    (None) when it names one."""
+    import os
+
+    from .journal import Journal
+
+    clouds = list(dict.fromkeys(e.get("cloud") for e in Journal(state_dir / JOURNAL).open_runs().values()))
+    if (os.environ.get("OS_CLOUD") or os.environ.get("OS_AUTH_URL")) and None not in clouds:
+        clouds.append(None)
+    return clouds
+
+
+def _logged_in(clouds: list[str | None], line: Callable[[str], None]) -> list[tuple[str | None, Any]]:
+    """A connection to each cloud that lets diskbench log in; one that does not is skipped with a line,
+    and when none does, the provider is (``NotConfigured``)."""
+    from ...errors import DiskbenchError
+    from .session import connect
+
+    out: list[tuple[str | None, Any]] = []
+    refused: list[str] = []
+    for cloud in clouds:
+        try:
+            out.append((cloud, connect(cloud)))
+        except DiskbenchError as exc:
+            refused.append(f"{cloud or 'the OS_* cloud'}: {exc}")
+    if refused and not out:
+        raise NotConfigured(f"could not log in to {refused[0]}")
+    for why in refused:
+        line(f"openstack: skipped {why}")
+    return out

@@ -4,12 +4,17 @@ Servers first (waiting until they are gone, which detaches their volumes and fre
 group), then volumes, the keypair and the security group. A 409 ("busy") is retried and
 "already gone" is fine, so teardown is safe to call twice and works after a crash: it needs
 nothing but the run id.
+
+It takes stock first, and crosses off each resource once the cloud confirms it is gone: a user
+who stops waiting (a second Ctrl-C) is told exactly what is left, with ids.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -23,19 +28,40 @@ from .spec import DEFAULT_LIFETIME, MARKER, Leftover, run_prefix, run_tag, when
 if TYPE_CHECKING:
     from openstack.connection import Connection
 
-Step = Callable[["Connection", str, Waits, Callable[[str], None]], list[str]]
+
+@dataclass
+class Left:
+    """What a teardown found and the cloud has not confirmed deleted: ``kind name (id ...)`` each."""
+
+    items: dict[str, str] = field(default_factory=dict)  # kind:id -> the line that names it
+
+    def found(self, kind: str, name: str, rid: str | None = None) -> None:
+        self.items[f"{kind}:{rid or name}"] = f"{kind} {name} (id {rid})" if rid else f"{kind} {name}"
+
+    def gone(self, kind: str, rid: str) -> None:
+        self.items.pop(f"{kind}:{rid}", None)
+
+    def lines(self) -> list[str]:
+        return list(self.items.values())
+
+
+Step = Callable[["Connection", str, Waits, Callable[[str], None], Left], list[str]]
 
 
 def teardown(conn: Connection, run_id: str, *, journal: Journal | None = None, waits: Waits | None = None,
-             line: Callable[[str], None] = lambda text: None) -> list[str]:
-    """Delete the run's servers, volumes, keypair and security group; returns what was deleted."""
+             line: Callable[[str], None] = lambda text: None, left: Left | None = None) -> list[str]:
+    """Delete the run's servers, volumes, keypair and security group; returns what was deleted.
+
+    ``left`` (filled here) holds what is not deleted yet, for a caller whose wait was stopped."""
     waits = waits or Waits()
+    left = left if left is not None else Left()
     deleted: list[str] = []
     failures: list[str] = []
+    _take_stock(conn, run_id, left)
     steps: list[Step] = [_servers, _volumes, _keypair, _security_group]
     for step in steps:
         try:
-            deleted += step(conn, run_id, waits, line)
+            deleted += step(conn, run_id, waits, line, left)
         except DiskbenchError as exc:
             failures.append(str(exc))
     if failures:
@@ -46,6 +72,21 @@ def teardown(conn: Connection, run_id: str, *, journal: Journal | None = None, w
     if journal is not None:
         journal.write("deleted", run=run_id)
     return deleted
+
+
+def _take_stock(conn: Connection, run_id: str, left: Left) -> None:
+    """Everything of the run, before any of it is deleted. A cloud that does not answer here is
+    left to the steps, which list again and report their own failures."""
+    with suppress(DiskbenchError), explained(f"run {run_id}: listing what it created"):
+        for s in run_servers(conn, run_id):
+            left.found("server", s.name, s.id)
+        for v in run_volumes(conn, run_id):
+            left.found("volume", v.name, v.id)
+        name = run_prefix(run_id)
+        if find(conn.compute.find_keypair, name) is not None:
+            left.found("keypair", name)
+        for g in conn.network.security_groups(name=name):
+            left.found("security group", name, g.id)
 
 
 def _ours(meta: dict[str, Any] | None, name: str | None, run_id: str) -> bool:
@@ -102,26 +143,30 @@ def _gone(get: Callable[[], Any], what: str, waits: Waits, timeout: float) -> No
     waits.until(f"{what} to be deleted", timeout, check, "the cloud is slow deleting it; run cleanup later")
 
 
-def _servers(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+def _servers(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None], left: Left) -> list[str]:
     with explained(f"run {run_id}: listing servers"):
         servers = run_servers(conn, run_id)
     for s in servers:
+        left.found("server", s.name, s.id)
         line(f"openstack: deleting server {s.name}")
         _retry_conflict(partial(conn.compute.delete_server, s.id), f"deleting server {s.name}", waits)
     for s in servers:
         _gone(partial(conn.compute.get_server, s.id), f"server {s.name}", waits, waits.delete)
+        left.gone("server", s.id)
     return [f"server {s.name}" for s in servers]
 
 
-def _volumes(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+def _volumes(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None], left: Left) -> list[str]:
     with explained(f"run {run_id}: listing volumes"):
         volumes = run_volumes(conn, run_id)
     for v in volumes:
+        left.found("volume", v.name, v.id)
         line(f"openstack: deleting volume {v.name}")
         _free(conn, v, waits)
         _retry_conflict(partial(conn.block_storage.delete_volume, v.id), f"deleting volume {v.name}", waits)
     for v in volumes:
         _gone(partial(conn.block_storage.get_volume, v.id), f"volume {v.name}", waits, waits.delete)
+        left.gone("volume", v.id)
     return [f"volume {v.name}" for v in volumes]
 
 
@@ -141,26 +186,32 @@ def _free(conn: Connection, volume: Any, waits: Waits) -> None:
                 f"it is still attached; detach it (`openstack volume show {volume.id}`)")
 
 
-def _keypair(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+def _keypair(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None], left: Left) -> list[str]:
     name = run_prefix(run_id)
     with explained(f"run {run_id}: looking up keypair {name}"):
         if find(conn.compute.find_keypair, name) is None:
+            left.gone("keypair", name)
             return []
+    left.found("keypair", name)
     line(f"openstack: deleting keypair {name}")
     _retry_conflict(lambda: conn.compute.delete_keypair(name, ignore_missing=False), f"deleting keypair {name}",
                     waits)
+    left.gone("keypair", name)
     return [f"keypair {name}"]
 
 
-def _security_group(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None]) -> list[str]:
+def _security_group(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None],
+                    left: Left) -> list[str]:
     name = run_prefix(run_id)
     with explained(f"run {run_id}: looking up security group {name}"):
         groups = list(conn.network.security_groups(name=name))
     for g in groups:
+        left.found("security group", name, g.id)
         line(f"openstack: deleting security group {name}")
         # Neutron answers 409 "in use" until the ports of deleted servers are gone.
         _retry_conflict(partial(conn.network.delete_security_group, g.id, ignore_missing=False),
                         f"deleting security group {name}", waits)
+        left.gone("security group", g.id)
     return [f"security group {name}" for _ in groups]
 
 
