@@ -40,6 +40,7 @@ OUTPUTS = [
     "derived-fio-2.20-io_bytes-in-kib.json",
     "derived-fio-2.1.11-no-total_ios.json",
 ]
+MEASURED_NOTHING = ["ramp-time-eats-the-whole-size-bytes-without-ios.json"]  # real, and no I/O was measured
 
 
 def _parse(fio_fixtures: Path, name: str, **kw: bool):  # type: ignore[no-untyped-def]
@@ -49,7 +50,7 @@ def _parse(fio_fixtures: Path, name: str, **kw: bool):  # type: ignore[no-untype
 def test_every_fixture_is_listed(fio_fixtures: Path) -> None:
     on_disk = {str(p.relative_to(fio_fixtures)) for p in fio_fixtures.rglob("*")
                if p.suffix in (".json", ".txt") and "stderr" not in p.name}
-    assert on_disk == set(OUTPUTS)
+    assert on_disk == set(OUTPUTS + MEASURED_NOTHING)
 
 
 @pytest.mark.parametrize("name", OUTPUTS)
@@ -193,3 +194,13 @@ def test_status_interval_output_from_real_fio(tmp_path: Path) -> None:
     (g,) = parse_fio_output(out)
     final = json.loads(out[out.rindex('{\n  "fio version"'):])
     assert g.directions[0].ios == final["jobs"][0]["read"]["total_ios"]
+
+
+def test_a_job_that_did_its_size_during_ramp_time_measured_nothing(fio_fixtures: Path) -> None:
+    """fio's own output: bytes but no I/Os after the ramp. The figures stay fio's; a warning says
+    nothing was measured (a 6.6 GB/s 'result' from 10 ms would mislead)."""
+    text = (fio_fixtures / "ramp-time-eats-the-whole-size-bytes-without-ios.json").read_text()
+    (group,) = parse_fio_output(text)
+    (write,) = group.directions
+    assert (write.ios, write.io_bytes, write.iops) == (0, 4 * 16646144, 0.0)
+    assert any("did its whole size during ramp_time" in w for w in write.warnings)
