@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .engines.base import Engine
     from .platforms.base import Platform
     from .providers.base import Provider
+    from .store.addons import StoreAddOn
 
 T = TypeVar("T")
 
@@ -123,6 +124,7 @@ def _load(value: str) -> Any:
 engines: Registry[Engine] = Registry("diskbench.engines", "engine")
 providers: Registry[Provider] = Registry("diskbench.providers", "provider")
 platforms: Registry[Platform] = Registry("diskbench.platforms", "platform")
+stores: Registry[StoreAddOn] = Registry("diskbench.stores", "store add-on")
 
 
 def default_engine(platform: str = "linux") -> str:

@@ -1,4 +1,4 @@
-"""The SQLite store: schema versions, immediate commits, run lookup, crash detection."""
+"""The store on SQLite and on PostgreSQL: schema versions, immediate commits, run lookup, crash detection."""
 
 from __future__ import annotations
 
@@ -11,25 +11,37 @@ from diskbench.engines.fio.parse import parse_fio_output
 from diskbench.errors import StoreError
 from diskbench.store import SCHEMA_VERSION, Store
 
+from .conftest import Server, scalar
+
 
 def _group(fio_fixtures: Path):  # type: ignore[no-untyped-def]
     return parse_fio_output((fio_fixtures / "randrw-70-30-8k.json").read_text())[0]
 
 
-def test_new_store_is_migrated(db: Path) -> None:
-    store = Store(db)
-    assert store.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+def version(store: Store) -> int:
+    sql = "PRAGMA user_version" if store.dialect == "sqlite" else "SELECT version FROM diskbench_schema"
+    return int(scalar(store, sql))
+
+
+def test_new_store_is_migrated(store_at: str) -> None:
+    store = Store(store_at)
+    assert version(store) == SCHEMA_VERSION
     store.close()
-    Store(db).close()  # reopening is a no-op
+    Store(store_at).close()  # reopening is a no-op
 
 
-def test_newer_schema_is_refused(db: Path) -> None:
-    Store(db).close()
-    conn = sqlite3.connect(db)
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
-    conn.close()
+def test_newer_schema_is_refused(store_at: str) -> None:
+    store = Store(store_at)
+    if store.dialect == "sqlite":
+        store.close()
+        conn = sqlite3.connect(store_at)
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        conn.close()
+    else:
+        store.db.execute(f"UPDATE diskbench_schema SET version = {SCHEMA_VERSION + 1}")
+        store.close()
     with pytest.raises(StoreError, match="upgrade diskbench"):
-        Store(db)
+        Store(store_at)
 
 
 def test_not_a_database(tmp_path: Path) -> None:
@@ -39,14 +51,23 @@ def test_not_a_database(tmp_path: Path) -> None:
         Store(path)
 
 
-def test_results_are_visible_to_another_connection_at_once(db: Path, fio_fixtures: Path) -> None:
-    store = Store(db)
+def test_a_database_of_someone_else_is_refused(pg_schema: str, pg_server: Server) -> None:
+    import psycopg
+
+    with psycopg.connect(pg_schema, autocommit=True) as conn:
+        conn.execute("CREATE TABLE runs (id int)")
+    with pytest.raises(StoreError, match="is not a diskbench store.*table runs"):
+        Store(pg_schema)
+
+
+def test_results_are_visible_to_another_connection_at_once(store_at: str, fio_fixtures: Path) -> None:
+    store = Store(store_at)
     run_id = store.create_run(profile="p", profile_path=None, profile_text="x", options={})
     job = {"key": "local/scratch/a", "workload": "a", "target": "scratch", "host": "local"}
     store.add_jobs(run_id, [job])
     store.add_results(run_id, "local/scratch/a", _group(fio_fixtures), workload="a", target="scratch",
                       host="local")
-    other = Store(db)  # as if the first process had crashed right now
+    other = Store(store_at)  # as if the first process had crashed right now
     results = other.get_results(run_id)
     assert [r.result.direction for r in results] == ["read", "write", "total"]
     assert results[0].result.clat is not None
@@ -54,8 +75,8 @@ def test_results_are_visible_to_another_connection_at_once(db: Path, fio_fixture
     assert other.result_keys(run_id) == {"local/scratch/a"}
 
 
-def test_run_lookup_by_prefix_and_last(db: Path) -> None:
-    store = Store(db)
+def test_run_lookup_by_prefix_and_last(store_at: str) -> None:
+    store = Store(store_at)
     a, b = (store.create_run(profile="p", profile_path=None, profile_text=None, options={}, run_id=rid)
             for rid in ("20260101-000000-aaaa", "20260102-000000-bbbb"))
     assert store.get_run("20260101")["id"] == a
@@ -66,8 +87,8 @@ def test_run_lookup_by_prefix_and_last(db: Path) -> None:
         store.get_run("zzz")
 
 
-def test_running_run_of_a_dead_process_shows_as_interrupted(db: Path) -> None:
-    store = Store(db)
+def test_running_run_of_a_dead_process_shows_as_interrupted(store_at: str) -> None:
+    store = Store(store_at)
     run_id = store.create_run(profile="p", profile_path=None, profile_text=None, options={})
     assert store.get_run(run_id)["status"] == "running"  # this process is alive
     store.update_run(run_id, pid=2**22 + 12345)  # no such process

@@ -2,7 +2,8 @@
 
 Every public method of the store goes through ``guarded``: a store on a full file system or with
 damaged pages is an environment problem with a fix, never an internal error, and whatever was
-committed before stays committed (SQLite rolls the failed transaction back).
+committed before stays committed (the database rolls the failed transaction back). The backend
+says what its driver's errors mean (``Backend.translate``; PostgreSQL's are in ``pg_errors``).
 """
 
 from __future__ import annotations
@@ -55,19 +56,24 @@ def _nearly_full(path: Path) -> bool:
 
 
 def guarded(method: F) -> F:
-    """``method`` with SQLite errors (and the disk's, for the artifacts beside the store) turned
-    into ``StoreError``."""
+    """``method`` with the database's errors (and the disk's, for the artifacts beside the store)
+    turned into ``StoreError``."""
 
     @functools.wraps(method)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise store_error(exc, self.path) from None
+        except StoreError:
+            raise
         except OSError as exc:
             if exc.errno is None:
                 raise
             raise store_error(exc, Path(exc.filename or self.path)) from None
+        except Exception as exc:
+            translated = self.backend.translate(exc)
+            if translated is None:
+                raise
+            raise translated from None
 
     return wrapper  # type: ignore[return-value]
 

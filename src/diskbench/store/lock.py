@@ -4,21 +4,24 @@ Two ``resume``s of one run used to run the same jobs at once on the same files. 
 that creates or resumes a run takes it (in the same transaction that checks nobody else has),
 renews a heartbeat while it works and lets go when it finishes. A holder is alive when its
 process exists on this machine, or, on another machine sharing the store, when its heartbeat is
-recent; a holder that crashed or was killed is seen as gone and its run can be resumed.
+recent; a holder that crashed or was killed is seen as gone and its run can be resumed. On a
+PostgreSQL store the check and the take lock the run's row (``FOR UPDATE``): two machines that
+resume one run at the same moment take turns, and the second sees the first as the holder.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import StoreError
+
+if TYPE_CHECKING:
+    from .backend import Backend, Tx
 
 HEARTBEAT_S = 10.0  # how often a working process says it is alive
 STALE_S = 60.0  # a heartbeat older than this is a dead holder's (six missed beats)
@@ -54,31 +57,33 @@ def alive(pid: int | None, hostname: str | None, heartbeat: str | None) -> bool:
 class RunLock:
     """The store's run lock (a mixin of ``Store``: it uses its connection and transactions)."""
 
-    db: sqlite3.Connection
-    path: Path
+    backend: Backend
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _tx(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
 
     def lock_run(self, run_id: str) -> None:
         """Take ``run_id`` for this process; refused while a live process holds it."""
         me, host, now = os.getpid(), os.uname().nodename, _now().isoformat(timespec="seconds")
-        with self._tx() as db:
-            row = db.execute("SELECT pid, hostname, heartbeat FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is not None and alive(row[0], row[1], row[2]) and (row[0], row[1]) != (me, host):
-                seen = f", last heard of {_age_s(row[2]):.0f} s ago" if row[2] else ""
-                raise StoreError(f"run {run_id} is being worked on by process {row[0]} on {row[1]}{seen}",
-                                 hint="wait for it to finish; a holder that is gone is noticed within "
-                                      f"{STALE_S:.0f} s")
-            db.execute("UPDATE runs SET pid = ?, hostname = ?, heartbeat = ?, status = 'running', finished = NULL"
+        with self._tx() as tx:
+            rows = tx.rows(f"SELECT pid, hostname, heartbeat FROM runs WHERE id = ?{self.backend.for_update}",
+                           (run_id,))
+            row = rows[0] if rows else None
+            if row is not None and alive(row["pid"], row["hostname"], row["heartbeat"]) \
+                    and (row["pid"], row["hostname"]) != (me, host):
+                seen = f", last heard of {_age_s(row['heartbeat']):.0f} s ago" if row["heartbeat"] else ""
+                raise StoreError(f"run {run_id} is being worked on by process {row['pid']} on {row['hostname']}"
+                                 f"{seen}", hint="wait for it to finish; a holder that is gone is noticed within "
+                                                 f"{STALE_S:.0f} s")
+            tx.execute("UPDATE runs SET pid = ?, hostname = ?, heartbeat = ?, status = 'running', finished = NULL"
                        " WHERE id = ?", (me, host, now, run_id))
 
     def renew_lock(self, run_id: str) -> bool:
         """The heartbeat of a run this process holds; False when it holds it no more."""
-        with self._tx() as db:
-            cur = db.execute("UPDATE runs SET heartbeat = ? WHERE id = ? AND pid = ? AND hostname = ?",
-                             (_now().isoformat(timespec="seconds"), run_id, os.getpid(), os.uname().nodename))
-        return cur.rowcount == 1
+        with self._tx() as tx:
+            held = tx.rows("UPDATE runs SET heartbeat = ? WHERE id = ? AND pid = ? AND hostname = ? RETURNING id",
+                           (_now().isoformat(timespec="seconds"), run_id, os.getpid(), os.uname().nodename))
+        return len(held) == 1
 
 
 class Renews(Protocol):

@@ -9,11 +9,12 @@ file system on its device are its own (and carries on instead of refusing its ow
 from __future__ import annotations
 
 import json
-import sqlite3
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .backend import Backend, Tx
 
 KINDS = ("scratch", "filesystem", "array", "mount", "files", "workspace")
 
@@ -21,25 +22,23 @@ KINDS = ("scratch", "filesystem", "array", "mount", "files", "workspace")
 class PreparedLog:
     """The store's record of prepared things (a mixin of ``Store``)."""
 
-    db: sqlite3.Connection
-    path: Path
+    backend: Backend
 
-    def _tx(self) -> AbstractContextManager[sqlite3.Connection]:
+    def _tx(self) -> AbstractContextManager[Tx]:
         raise NotImplementedError
 
     def add_prepared(self, run_id: str, host: str, kind: str, what: str, detail: dict[str, Any]) -> int:
         """Record that ``run_id`` made ``what`` (a ``kind`` of thing) on ``host``; its entry id."""
         assert kind in KINDS, kind
-        with self._tx() as db:
-            cur = db.execute("INSERT INTO prepared (run_id, host, kind, what, detail, created) VALUES (?,?,?,?,?,?)",
-                             (run_id, host, kind, what, json.dumps(detail),
-                              datetime.now(timezone.utc).isoformat(timespec="seconds")))
-        return int(cur.lastrowid or 0)
+        with self._tx() as tx:
+            return tx.insert("INSERT INTO prepared (run_id, host, kind, what, detail, created) VALUES (?,?,?,?,?,?)"
+                             " RETURNING id", (run_id, host, kind, what, json.dumps(detail),
+                                               datetime.now(timezone.utc).isoformat(timespec="seconds")))
 
     def release_prepared(self, entry: int) -> None:
         """The thing of ``entry`` is undone (unmounted, stopped, removed)."""
-        with self._tx() as db:
-            db.execute("UPDATE prepared SET released = ? WHERE id = ?",
+        with self._tx() as tx:
+            tx.execute("UPDATE prepared SET released = ? WHERE id = ?",
                        (datetime.now(timezone.utc).isoformat(timespec="seconds"), entry))
 
     def prepared(self, run_id: str | None = None, host: str | None = None, *,
@@ -52,5 +51,5 @@ class PreparedLog:
             sql, args = sql + " AND host = ?", [*args, host]
         if open_only:
             sql += " AND released IS NULL"
-        rows = self.db.execute(sql + " ORDER BY id", args).fetchall()
+        rows = self.backend.rows(sql + " ORDER BY id", args)
         return [{**dict(r), "detail": json.loads(r["detail"] or "{}")} for r in rows]
