@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+from .fake_arm_rules import vm_rejection
+
 SUB = "00000000-0000-0000-0000-000000000001"
 
 
@@ -213,7 +215,7 @@ class FakeArm:
         body = dict(req.body or {})
         problem = self.validate(rtype, body)
         if problem:
-            return 400, _error(*problem), {}
+            return problem[0], _error(problem[1], problem[2]), {}
         props = dict(body.get("properties") or {})
         props["provisioningState"] = "Creating"
         if rtype.lower() == "netappaccounts/capacitypools/volumes":
@@ -240,38 +242,27 @@ class FakeArm:
         url = f"{self.url}/subscriptions/{SUB}/providers/x/locations/x/asyncoperations/{op}"
         return 202, None, {"Azure-AsyncOperation": url + "?api-version=2024-01-01", "retry-after-ms": "5"}
 
-    def validate(self, rtype: str, body: dict[str, Any]) -> tuple[str, str] | None:
-        """Azure's documented rules for what diskbench creates."""
+    def validate(self, rtype: str, body: dict[str, Any]) -> tuple[int, str, str] | None:
+        """Azure's documented rules for what diskbench creates (the VM's in fake_arm_rules.py)."""
         if rtype.lower().startswith("netappaccounts/"):
-            return self._netapp_rules(rtype.lower(), body.get("properties") or {})
+            found = self._netapp_rules(rtype.lower(), body.get("properties") or {})
+            return (400, *found) if found else None
         if rtype.lower() != "virtualmachines":
             return None
         props = body.get("properties", {})
         size = props.get("hardwareProfile", {}).get("vmSize", "")
         sku = next((s for s in self.skus if s["name"].lower() == size.lower()), None)
         if sku is None or body.get("location") not in sku.get("locations", []):
-            return "SkuNotAvailable", f"The requested size {size} is not available in location {body.get('location')}."
+            return 409, "SkuNotAvailable", (f"The requested size {size} is not available in location "
+                                            f"{body.get('location')}.")
         caps = {c["name"]: c["value"] for c in sku["capabilities"]}
-        storage = props.get("storageProfile", {})
-        os_disk = storage.get("osDisk", {})
-        premium = [d for d in storage.get("dataDisks", [])
-                   if d["managedDisk"]["storageAccountType"] in ("Premium_LRS", "PremiumV2_LRS", "UltraSSD_LRS")]
-        if not os_disk.get("diffDiskSettings") and os_disk.get("managedDisk", {}).get("storageAccountType") == \
-                "Premium_LRS":
-            premium.append(os_disk)
-        if premium and caps.get("PremiumIO") != "True":
-            return "InvalidParameter", f"Requested operation cannot be performed because storage account type " \
-                                       f"'Premium_LRS' is not supported for VM size '{size}'."
-        diff = os_disk.get("diffDiskSettings")
-        if diff:
-            if os_disk.get("caching") != "ReadOnly":
-                return "InvalidParameter", "Ephemeral OS disk requires caching ReadOnly."
-            if diff.get("placement") not in caps.get("SupportedEphemeralOSDiskPlacements", "").split(","):
-                return "InvalidParameter", f"The VM size {size} does not support ephemeral OS disk placement " \
-                                           f"{diff.get('placement')}."
-        if len(storage.get("dataDisks", [])) > int(caps.get("MaxDataDiskCount", "0")):
-            return "InvalidParameter", "The number of data disks exceeds the maximum for the VM size."
-        profile = props.get("osProfile", {})
+        rejected = vm_rejection(body, size, caps)
+        if rejected:
+            return rejected
+        windows = self._windows_rules(props.get("osProfile", {}))
+        return (400, *windows) if windows else None
+
+    def _windows_rules(self, profile: dict[str, Any]) -> tuple[str, str] | None:
         if "windowsConfiguration" in profile:
             password = profile.get("adminPassword", "")
             classes = sum(any(f(c) for c in password) for f in (str.isupper, str.islower, str.isdigit,

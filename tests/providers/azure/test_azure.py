@@ -118,7 +118,8 @@ def test_cleanup_command(arm: FakeArm, tmp_path: Path) -> None:
 
 
 def test_online_preflight_reads_skus_and_quota_with_paging(session: AzureSession, arm: FakeArm) -> None:
-    arm.skus[1]["restrictions"] = [{"type": "Location", "values": ["westeurope"], "reasonCode":
+    e8ds = next(s for s in arm.skus if s["name"] == "Standard_E8ds_v4")
+    e8ds["restrictions"] = [{"type": "Location", "values": ["westeurope"], "reasonCode":
                                     "NotAvailableForSubscription", "restrictionInfo": {"locations": ["westeurope"]}}]
     profile = parse_profile(
         "name: p\nworkloads:\n  - {name: a, rw: read}\nmachines:\n"

@@ -1,18 +1,35 @@
-"""Offline pre-flight: machines against their VM sizes, every problem listed at once."""
+"""Pre-flight refuses what Azure refuses, offline, each with its reason and page; the fake Resource
+Manager (rules of its own, tests/fake_arm_rules.py) refuses the same machines when pre-flight is off."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from diskbench.errors import DiskbenchError
+from diskbench.executors.keys import KeyPair
 from diskbench.profile import Profile, load_profile, parse_profile
+from diskbench.providers.azure.errors import arm as arm_errors
 from diskbench.providers.azure.preflight import check_machines
+from diskbench.providers.azure.schema import Machine
+from diskbench.providers.azure.session import AzureSession, connect
 from diskbench.providers.azure.sizes import lookup
+from diskbench.providers.azure.vmspec import vm_body
 
 from ...conftest import diskbench
+from ...fake_arm import SUB, FakeArm
+from .impossible_machines import CASES, HELD_OUT, Impossible, profile
+from .size_pages import sku
+
+PROFILES = sorted(p.stem for p in (Path(__file__).resolve().parents[3] / "profiles").glob("*.yaml"))
+ALL = {**CASES, **HELD_OUT}
 
 
 def check_profile(profile: Profile) -> list[object]:
-    return list(check_machines(profile.machines))
+    return list(check_machines([m for m in profile.machines if isinstance(m, Machine)]))
+
 
 BROKEN = """\
 name: broken
@@ -30,9 +47,43 @@ machines:
   - {name: typo, region: westeurope, size: Standard_E8ds_v9, target: temp}
 """
 
+FINE = """\
+name: fine
+workloads:
+  - {name: a, rw: randread}
+machines:
+  - {name: v6-default-image, region: westeurope, size: Standard_D8s_v6, target: {dir: /var/tmp}}
+  - {name: arm-arm-image, region: westeurope, size: Standard_D4ps_v5, image: 'Canonical:ubuntu-24_04-lts:server-arm64',
+     target: {dir: /var/tmp}}
+  - {name: ultra-zonal, region: westeurope, size: Standard_E8ds_v5, zone: '1',
+     data_disks: [{type: UltraSSD_LRS, size_gb: 256, iops: 5000, mbps: 200}], target: {lun: 0}}
+  - {name: v2-zonal, region: westeurope, size: Standard_D8s_v5, zone: '2',
+     data_disks: [{type: PremiumV2_LRS, size_gb: 256}], target: {lun: 0}}
+  - {name: big-uncached, region: westeurope, size: Standard_E16s_v5,
+     data_disks: [{type: Premium_LRS, size_gb: 8192}], target: {lun: 0}}
+  - {name: eph-temp-fits, region: westeurope, size: Standard_D2ds_v5,
+     os_disk: {ephemeral: ResourceDisk, caching: ReadOnly}, target: {dir: /var/tmp}}
+  - {name: eph-nvme, region: westeurope, size: Standard_D2ds_v6,
+     os_disk: {ephemeral: NvmeDisk, caching: ReadOnly}, target: temp}
+  - {name: lsv4-temp, region: westeurope, size: Standard_L8s_v4, target: temp}
+  - {name: gen1-on-v5, region: westeurope, size: Standard_D4s_v5,
+     image: 'Canonical:0001-com-ubuntu-server-jammy:22_04-lts', target: {dir: /var/tmp}}
+  - {name: unknown-image, region: westeurope, size: Standard_D4s_v6, image: 'Someone:custom:gen1',
+     target: {dir: /var/tmp}}
+"""
+
 
 def test_seed_profiles_pass() -> None:
     assert check_profile(load_profile("e8-family").profile) == []
+
+
+@pytest.mark.parametrize("name", PROFILES)
+def test_every_bundled_profile_fits_its_sizes(name: str) -> None:
+    assert check_profile(load_profile(name).profile) == []
+
+
+def test_legal_machines_of_every_kind_pass() -> None:
+    assert [str(p) for p in check_profile(parse_profile(FINE))] == []
 
 
 def test_size_data() -> None:
@@ -48,7 +99,7 @@ def test_every_problem_is_listed_with_its_fix(tmp_path: Path) -> None:
     expected = [
         "no-premium: Standard_E8_v4 does not support Premium storage (PremiumIO)",
         "eph-rw: an ephemeral OS disk of 300 GiB does not fit the CacheDisk (200 GiB) of Standard_E8ds_v4",
-        "eph-rw: an ephemeral OS disk needs caching ReadOnly (set os_disk.caching: ReadOnly)",
+        "eph-rw: an ephemeral OS disk needs caching ReadOnly (set os_disk.caching: ReadOnly;",
         "no-temp: Standard_E8s_v4 has no temp disk to measure",
         "too-many: 17 data disks exceed the 16 that Standard_E8ds_v4 takes",
         "no-nvme: Standard_E8ds_v4 has no local NVMe disks",
@@ -68,8 +119,78 @@ def test_every_problem_is_listed_with_its_fix(tmp_path: Path) -> None:
     assert not db.exists() or "broken" not in diskbench("runs", db=db).stdout
 
 
-def test_sizes_command(tmp_path: Path) -> None:
-    out = diskbench("sizes", "--family", "E", db=tmp_path / "db.sqlite")
-    assert out.returncode == 0 and "Standard_E8ds_v4" in out.stdout and "Standard_L8s_v2" not in out.stdout
-    assert "77,000" in out.stdout and "CacheDisk, ResourceDisk" in out.stdout
-    assert diskbench("sizes", "--family", "Q", db=tmp_path / "db.sqlite").returncode == 1
+@pytest.mark.parametrize("table", [CASES, HELD_OUT], ids=["cases", "held-out"])
+def test_impossible_machines_are_refused_offline_with_reason_and_page(table: dict[str, Impossible]) -> None:
+    machines = parse_profile(profile(table)).machines
+    problems = {name: [str(p) for p in check_machines([m for m in machines if m.name == name])] for name in table}
+    for name, case in table.items():
+        found = [p for p in problems[name] if case.reason in p]
+        assert found, (name, case.reason, problems[name])
+        assert any(case.page in p for p in found), (name, case.page, found)
+
+
+def test_plan_of_an_impossible_machine_fails_in_one_line_per_problem(tmp_path: Path) -> None:
+    path = tmp_path / "impossible.yaml"
+    path.write_text(profile(CASES))
+    out = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite")
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    lines = [line for line in out.stderr.splitlines() if line.startswith("pre-flight: ")]
+    assert {line.split(":")[1].strip() for line in lines} == set(CASES)
+    bypassed = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite",
+                         env={"DISKBENCH_AZURE_PREFLIGHT": "off"})
+    assert bypassed.returncode == 0, bypassed.stderr
+
+
+# --- the other witness: the fake Resource Manager's own rules -------------------------------------
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeArm]:
+    sizes = {lookup_name(case) for case in ALL.values()}
+    arm = FakeArm(skus=[sku(name) for name in sorted(sizes)], usages=[]).start()
+    try:
+        yield arm
+    finally:
+        arm.stop()
+
+
+def lookup_name(case: Impossible) -> str:
+    return case.machine.split("size: ")[1].split(",")[0].strip()
+
+
+@pytest.mark.parametrize("name", sorted(ALL))
+def test_the_fake_resource_manager_refuses_each_in_one_line(fake: FakeArm, name: str) -> None:
+    """With pre-flight out of the way, Azure's own refusal comes back as one line naming the machine."""
+    machine = next(m for m in parse_profile(profile({name: ALL[name]})).machines if isinstance(m, Machine))
+    fake.groups["rg"] = {"id": f"/subscriptions/{SUB}/resourceGroups/rg", "name": "rg", "location": "westeurope",
+                         "tags": {}, "properties": {"provisioningState": "Succeeded"}}
+    session: AzureSession = connect(SUB, base_url=fake.url, token="t", polling_interval=0)
+    body = vm_body(machine, tags={}, nic_id=f"/subscriptions/{SUB}/resourceGroups/rg/providers/Microsoft.Network/"
+                   "networkInterfaces/nic", login=_keys()[0], host_key=_keys()[1])
+    with pytest.raises(DiskbenchError) as info, arm_errors(f"{name}: creating {machine.size}"):
+        session.compute.virtual_machines.begin_create_or_update("rg", name, body).result()
+    text = str(info.value)
+    assert text.startswith(f"{name}: creating {machine.size}: Azure said {ALL[name].code}: "), text
+    assert "\n" not in text and "Traceback" not in text
+
+
+_KEYS: list[KeyPair] = []
+
+
+def _keys() -> list[KeyPair]:
+    if not _KEYS:
+        _KEYS.extend([KeyPair.generate("login"), KeyPair.generate("host")])
+    return _KEYS
+
+
+def test_run_with_preflight_off_fails_on_azure_refusal_without_traceback(fake: FakeArm, tmp_path: Path) -> None:
+    name = "e16s-v5-8tib-cached"  # a held-out machine: the whole `run`, as a user meets Azure's refusal
+    path = tmp_path / "one.yaml"
+    path.write_text(profile({name: ALL[name]}))
+    env = {"DISKBENCH_ARM_URL": fake.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB,
+           "DISKBENCH_AZURE_PREFLIGHT": "off"}
+    out = diskbench("run", "--profile", str(path), "--ssh-source", "127.0.0.1", db=tmp_path / "db.sqlite", env=env)
+    assert out.returncode not in (0, 70) and "Traceback" not in out.stderr, out.stderr
+    failed = [line for line in out.stderr.splitlines() if line.startswith(f"FAILED: {name}: creating ")]
+    assert failed and f"Azure said {ALL[name].code}: " in failed[0], out.stderr
+    assert not [g for g in fake.groups if g.startswith("diskbench-")]  # the run's group is gone again
+    offline = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite")
+    assert offline.returncode == 2 and ALL[name].reason in offline.stderr

@@ -201,7 +201,8 @@ def test_the_fake_applies_azures_rules(cloud: tuple[FakeArm, Lab], tmp_path: Pat
     cases = {
         "Standard_E8_v4, os_disk: {type: Premium_LRS}": "is not supported for VM size",
         "Standard_E8ds_v4, os_disk: {ephemeral: CacheDisk, caching: ReadWrite}": "requires caching ReadOnly",
-        "Standard_L8s_v2, os_disk: {ephemeral: CacheDisk, caching: ReadOnly}": "does not support ephemeral",
+        "Standard_L8s_v2, os_disk: {ephemeral: CacheDisk, caching: ReadOnly}":
+            "Placement of type 'CacheDisk' is not supported",
         "Standard_E99_v9": "is not available in location",
     }
     for spec, message in cases.items():

@@ -9,8 +9,16 @@ import click
 
 if TYPE_CHECKING:
     from ...cli.app import App
+    from .sizes import SizeInfo
 
 SUBSCRIPTION_HELP = "Azure subscription (default: AZURE_SUBSCRIPTION_ID or the Azure CLI's)."
+# column: (right-aligned, drop priority: the highest is dropped first on a narrow terminal)
+SIZE_PAGES = "https://learn.microsoft.com/azure/virtual-machines/sizes/"
+COLUMNS = {"size": (False, 0), "vCPU": (True, 3), "GiB": (True, 4), "temp GiB": (True, 0),
+           "cached IOPS": (True, 0), "cached MB/s": (True, 1), "uncached IOPS": (True, 0),
+           "uncached MB/s": (True, 1), "burst IOPS": (True, 2), "burst MB/s": (True, 2), "NVMe": (True, 0),
+           "net Mbps": (True, 5), "data disks": (True, 6), "premium": (False, 7), "ephemeral OS": (False, 8),
+           "$/h": (True, 0)}
 
 
 def run_options() -> list[Callable[[click.Command], click.Command]]:
@@ -23,15 +31,20 @@ def run_options() -> list[Callable[[click.Command], click.Command]]:
 
 @click.command()
 @click.option("--region", default="westeurope", show_default=True,
-              help="Region (availability is only known when logged in).")
-@click.option("--family", help="Only sizes whose name starts with Standard_<FAMILY>, e.g. E or L.")
+              help="Region (availability is only known when logged in; prices are the region's).")
+@click.option("--family", help="Sizes of a series (Ddsv5, Lsv4) or whose name starts with Standard_<FAMILY> (E, L).")
+@click.option("--size", "names", multiple=True, metavar="NAME",
+              help="Only these sizes (repeatable, comma-separated; the Standard_ prefix is optional).")
 @click.option("--refresh", is_flag=True, help="Read the region's sizes from the SKU API (login needed) and cache them.")
 @click.option("--subscription", help="Subscription for --refresh.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="Output format.")
 @click.pass_obj
-def sizes(app: App, region: str, family: str | None, refresh: bool, subscription: str | None) -> None:
-    """Azure VM sizes and their storage capabilities (temp disk, cached and uncached limits, NVMe)."""
-    from ...errors import DiskbenchError
-    from ...reports.textable import Col, TextTable
+def sizes(app: App, region: str, family: str | None, names: tuple[str, ...], refresh: bool, subscription: str | None,
+          fmt: str) -> None:
+    """Azure VM sizes: storage caps (temp, cached, uncached, burst, NVMe), network, and the hourly price."""
+    from ...reports.documents import dumps, to_csv
+    from .pricing import load_prices
     from .sizes import region_sizes, save_region
 
     if refresh:
@@ -40,30 +53,84 @@ def sizes(app: App, region: str, family: str | None, refresh: bool, subscription
         from .session import connect
 
         with arm(f"reading the sizes of {region}"):
-            live = [info for info, _ in skus.region_sizes(connect(subscription), region).values()]
+            live = [sku for sku, _ in skus.live_skus(connect(subscription), region)]
         app.ui.line(f"cached {len(live)} size(s) of {region} in {save_region(region, live)}")
     known, source = region_sizes(region)
-    # the numbers are never cut: on a narrow terminal the less used columns give way, and say so
-    drop = {"vCPU": 2, "GiB": 3, "premium": 4, "ephemeral OS": 6, "data disks": 5, "cached MB/s": 1,
-            "uncached MB/s": 1}
-    table = TextTable([Col(h, right=h not in ("size", "premium", "ephemeral OS"), drop=drop.get(h, 0),
-                           shrink=h == "ephemeral OS")
-                       for h in ("size", "vCPU", "GiB", "temp GiB", "cached+temp IOPS", "cached MB/s",
-                                 "uncached IOPS", "uncached MB/s", "premium", "ephemeral OS", "NVMe", "data disks")],
-                      title=f"VM sizes for {region} ({source})",
-                      caption=["cached+temp: the limit the cached disks and the temp disk share"])
-    shown = 0
-    for s in known.values():
-        if family and not s.name.lower().startswith(f"standard_{family.lower()}"):
-            continue
-        shown += 1
-        table.add_row(s.name, str(s.vcpus), f"{s.memory_gb:g}", f"{s.temp_disk_gb:g}" if s.temp_disk_gb else "-",
-                      _n(s.cached_iops), _n(s.cached_mbps), _n(s.uncached_iops), _n(s.uncached_mbps),
-                      "yes" if s.premium_io else "no", ", ".join(s.ephemeral_placements) or "-",
-                      f"{s.nvme_disks}x{s.nvme_gb:.0f} GiB" if s.nvme_disks else "-", str(s.max_data_disks))
-    if not shown:
-        raise DiskbenchError(f"no size of family {family!r} in diskbench's size data")
-    app.ui.print(table)
+    chosen = _chosen(list(known.values()), family, names)
+    prices = load_prices()["regions"].get(region, {})
+    rows = [_row(s, prices) for s in chosen]
+    if fmt != "table":
+        app.ui.write(dumps({"schema": "diskbench.sizes/1", "region": region, "source": source, "sizes": rows})
+                     if fmt == "json" else to_csv(rows, list(rows[0])))
+        return
+    app.ui.print(_table(rows, region, source, prices))
+
+
+def _chosen(known: list[SizeInfo], family: str | None, names: tuple[str, ...]) -> list[SizeInfo]:
+    """The sizes asked for, in the data's order; an unknown name or family is an error that says what to do."""
+    from ...errors import DiskbenchError
+
+    chosen = known
+    if family:
+        series = f"standard{family.lower()}family"
+        chosen = [s for s in chosen if s.family.lower() == series] or \
+            [s for s in chosen if s.name.lower().startswith(f"standard_{family.lower()}")]
+        if not chosen:
+            raise DiskbenchError(f"no size of family {family!r} in diskbench's size data",
+                                 hint="give a series such as Ddsv5 or Lsv4, or a letter such as E")
+    wanted = [n.strip().lower().removeprefix("standard_") for arg in names for n in arg.split(",") if n.strip()]
+    if wanted:
+        by_name = {s.name.lower().removeprefix("standard_"): s for s in chosen}
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise DiskbenchError(f"no size {', '.join(missing)} in diskbench's size data",
+                                 hint="check the name with `diskbench sizes --family <series>`, or log in and "
+                                      "run `diskbench sizes --refresh`")
+        chosen = [by_name[n] for n in dict.fromkeys(wanted)]
+    return chosen
+
+
+def _row(s: SizeInfo, prices: dict[str, Any]) -> dict[str, Any]:
+    """A size's capabilities as published, MB/s as Azure writes them (10^6 bytes), with its page."""
+    from .pricing import vm_hourly
+    from .sizes import family_page
+
+    page, version = family_page(s.family)
+    return {"size": s.name, "family": s.family, "vcpus": s.vcpus, "memory_gib": s.memory_gb,
+            "temp_disk_gib": s.temp_disk_gb or None, "temp_disk_nvme": s.temp_nvme,
+            "cached_iops": s.cached_iops, "cached_mbps": s.cached_mbps, "cache_gib": s.cache_gb,
+            "uncached_iops": s.uncached_iops, "uncached_mbps": s.uncached_mbps,
+            "burst_iops": s.burst_iops, "burst_mbps": s.burst_mbps,
+            "ultra_premium_v2_iops": s.ultra_v2_iops, "ultra_premium_v2_mbps": s.ultra_v2_mbps,
+            "nvme_disks": s.nvme_disks, "nvme_gib_each": s.nvme_gb or None, "network_mbps": s.network_mbps,
+            "max_nics": s.max_nics, "max_data_disks": s.max_data_disks, "premium_io": s.premium_io,
+            "host_caching": s.host_caching, "ephemeral_os_placements": list(s.ephemeral_placements),
+            "hyperv_generations": list(s.generations), "disk_controllers": list(s.controllers),
+            "architecture": s.architecture or None, "usd_per_hour_linux": vm_hourly(prices, s.name, "linux"),
+            "usd_per_hour_windows": vm_hourly(prices, s.name, "windows"), "page": page, "page_version": version}
+
+
+def _table(rows: list[dict[str, Any]], region: str, source: str, prices: dict[str, Any]) -> Any:
+    from ...reports.textable import Col, TextTable
+
+    pages = dict.fromkeys(r["page"].removeprefix(SIZE_PAGES) for r in rows)
+    shown = next(iter(pages)) + f" ({rows[0]['page_version']})" if len(pages) == 1 else \
+        f"{len(pages)} series pages (`--format json` names each size's page)"
+    caption = ["cached IOPS: the limit the cached disks and the temp disk share; burst: 30 min at full credits",
+               f"caps: Azure's size pages, {SIZE_PAGES}: {shown}",
+               f"prices: Linux pay-as-you-go, {prices.get('source', f'none bundled for {region}')}"]
+    columns = [Col(h, right=right, drop=drop, shrink=h == "ephemeral OS") for h, (right, drop) in COLUMNS.items()]
+    table = TextTable(columns, title=f"VM sizes for {region} ({source})", caption=caption)
+    for r in rows:
+        nvme = f"{r['nvme_disks']}x{r['nvme_gib_each']:.0f} GiB" if r["nvme_disks"] else "-"
+        temp = f"{r['temp_disk_gib']:g}" if r["temp_disk_gib"] else "-"
+        price = r["usd_per_hour_linux"]
+        table.add_row(r["size"], str(r["vcpus"]), f"{r['memory_gib']:g}", temp, _n(r["cached_iops"]),
+                      _n(r["cached_mbps"]), _n(r["uncached_iops"]), _n(r["uncached_mbps"]), _n(r["burst_iops"]),
+                      _n(r["burst_mbps"]), nvme, _n(r["network_mbps"]), str(r["max_data_disks"]),
+                      "yes" if r["premium_io"] else "no", ", ".join(r["ephemeral_os_placements"]) or "-",
+                      "-" if price is None else f"{price:.3f}")
+    return table
 
 
 def _n(value: float | None) -> str:

@@ -1,7 +1,8 @@
 """Pre-flight against the live subscription: the Resource SKUs and usage (quota) APIs.
 
-The offline checks (``preflight.check_machine``) run on the live capabilities; on top, a size
-must be offered in the region (and zone) without restrictions for this subscription, and the
+The offline checks (``preflight.check_machine``) run on the live capabilities, merged over the
+bundled size pages (the API's figures win; the ``Docs*`` ones only the pages publish stay); on top,
+a size must be offered in the region (and zone) without restrictions for this subscription, and the
 vCPUs of each family must fit the family's and the region's remaining quota.
 """
 
@@ -14,7 +15,7 @@ from ..base import Problem
 from .preflight import check_machine
 from .schema import Machine
 from .session import AzureSession
-from .sizes import SizeInfo
+from .sizes import SizeInfo, merged_sku
 
 
 def _as_dict(sku: Any) -> dict[str, Any]:
@@ -22,13 +23,20 @@ def _as_dict(sku: Any) -> dict[str, Any]:
             "capabilities": {c.name: c.value for c in (sku.capabilities or [])}}
 
 
-def region_sizes(session: AzureSession, region: str) -> dict[str, tuple[SizeInfo, list[Any]]]:
-    """Every VM size offered in ``region``: its capabilities and restrictions."""
-    out: dict[str, tuple[SizeInfo, list[Any]]] = {}
+def live_skus(session: AzureSession, region: str) -> list[tuple[dict[str, Any], list[Any]]]:
+    """Every VM size offered in ``region`` as the SKU API describes it, merged over the bundled size
+    pages, with its restrictions for this subscription."""
+    out = []
     for sku in session.compute.resource_skus.list(filter=f"location eq '{region}'"):
         if sku.resource_type == "virtualMachines":
-            out[sku.name.lower()] = (SizeInfo.from_sku(_as_dict(sku)), list(sku.restrictions or []))
+            out.append((merged_sku(_as_dict(sku)), list(sku.restrictions or [])))
     return out
+
+
+def region_sizes(session: AzureSession, region: str) -> dict[str, tuple[SizeInfo, list[Any]]]:
+    """Every VM size offered in ``region``: its capabilities and restrictions."""
+    return {sku["name"].lower(): (SizeInfo.from_sku(sku), restrictions)
+            for sku, restrictions in live_skus(session, region)}
 
 
 def _restricted(restrictions: list[Any], zone: str | None) -> str | None:
