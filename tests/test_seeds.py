@@ -238,3 +238,120 @@ def test_jobs_count_identical_sections_as_numjobs() -> None:
     assert fio_jobs(four) == fio_jobs(one)
     assert not differences(fio_jobs(four), fio_jobs(one))
     assert differences(fio_jobs(one), fio_jobs(one.replace("8k", "4k"))) == {"bs": (["8192"], ["4096"])}
+
+
+# -- d8ds-premium-windows: seed 001's fio files on the Linux twin ---------------------------------
+
+def test_the_windows_profiles_linux_twin_runs_the_guides_fio_files() -> None:
+    """The twin runs fiowrite.ini and fioread.ini as the guide does, except that it measures the same
+    window as its DiskSpd sibling: DiskSpd's ``-W30`` (a 30 s warm-up before a 30 s run) is fio's
+    ``ramp_time=30`` with ``time_based`` (a DiskSpd run is time based)."""
+    fiowrite, fioread, _ = ini_blocks(_seed("001"))
+    jobs = jobs_of("d8ds-premium-windows")
+    expected = {"ramp_time": (["-"], ["30"]), "time_based": (["-"], ["1"])}
+    for workload, ini in (("fio-max-write", fiowrite), ("fio-max-read", fioread)):
+        seed, ours = fio_jobs(ini, {"runtime": "30"}), rendered(jobs[("d8ds-v4-linux-twin", workload)], D8DS_DIRS)
+        assert differences(seed, ours) == expected, workload
+        assert sum(ours.values()) == 4  # numjobs=4
+    windows = {w for (m, w) in jobs if m == "d8ds-v4-windows"}
+    assert windows == {"max-write", "max-read"}
+
+
+# -- anf-nfs-scaleout: seed 002 ------------------------------------------------------------------
+
+SEED002_MIX = list(range(100, -1, -10))
+# What the article does not say, and the profile chooses (its header says why): diskbench's values.
+SEED002_CHOSEN = {"iodepth", "numjobs", "size", "runtime", "ramp_time", "time_based", "direct", "ioengine",
+                  "directory"}
+
+
+def seed002() -> dict[str, object]:
+    """What the ANF article states, read from its text: mount options, clients, protocol, blocks, mixes."""
+    text = _seed("002")
+    mounts = set(re.findall(r"掛接選項:(\S+)", text))
+    (clients,) = set(re.findall(r"(\d+) (D\d+s_v5)", text))
+    mixes = [int(a) for a, b in re.findall(r"(\d+)%:(\d+)%", text) if int(a) + int(b) == 100]
+    return {"mounts": mounts, "clients": clients, "nfsv3": "NFSv3" in text, "ultra": "Ultra" in text,
+            "random": re.findall(r"(\d+)-KiB 和 (\d+)-KiB 區塊大小", text), "mixes": mixes,
+            "randrepeat": "randrepeat=0" in text}
+
+
+def test_anf_profile_mounts_and_sizes_as_the_article() -> None:
+    article = seed002()
+    (mount,) = article["mounts"]  # type: ignore[misc]
+    assert mount == "rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg"
+    jobs = build_plan(load_profile("anf-nfs-scaleout")).jobs
+    options = {j.target.options for j in jobs if j.target is not None and hasattr(j.target, "options")}
+    assert len(options) == 1
+    ours = set(options.pop().split(","))
+    # bg: retry a failed mount in the background at boot; a benchmark mounts once and wants the error
+    assert set(mount.split(",")) - ours == {"bg"} and ours - set(mount.split(",")) == set()
+    count, size = article["clients"]  # type: ignore[misc]
+    machines = load_profile("anf-nfs-scaleout").profile.machines
+    assert len(machines) == int(count) and {getattr(m, "size", None) for m in machines} == {f"Standard_{size}"}
+    shared = load_profile("anf-nfs-scaleout").profile.shared
+    assert article["nfsv3"] and article["ultra"] and shared is not None and shared.anf is not None
+    assert (shared.anf.protocol, shared.anf.service_level) == ("NFSv3", "Ultra")
+    assert all(j.machines == [m.name for m in machines] for j in jobs)  # every job on all six at once
+
+
+def test_anf_profile_renders_the_articles_jobs() -> None:
+    """Each of the article's experiments (4/8 KiB random, 64/256 KiB sequential, the read/write mix in
+    10% steps, randrepeat=0) is one rendered job; nothing the article does not name is added except the
+    values the profile chooses (``SEED002_CHOSEN``)."""
+    article = seed002()
+    assert article["random"] == [("4", "8"), ("64", "256")]
+    assert article["mixes"][:3] == [100, 90, 80] and article["randrepeat"]
+    expected = {(rw, str(kib * 1024), str(mix)) for rw, sizes in (("randrw", (4, 8)), ("rw", (64, 256)))
+                for kib in sizes for mix in SEED002_MIX}
+    got = set()
+    for job in build_plan(load_profile("anf-nfs-scaleout")).jobs:
+        (options,) = fio_jobs(render_fio(job, [Place(job.workload, job.target_label, "/mnt/anf")]))
+        opts = dict(options)
+        got.add((opts["rw"], opts["bs"], opts["rwmixread"]))
+        assert opts["randrepeat"] == "0", job.workload.name  # the article's uncached runs
+        assert set(opts) - {"rw", "bs", "rwmixread", "randrepeat"} <= SEED002_CHOSEN, sorted(opts)
+    assert got == expected
+
+
+# -- premium-cache and premium-cache-windows: seed 003 ---------------------------------------------
+
+def seed003() -> dict[str, bool]:
+    text = _seed("003")
+    return {"read cache": "standard disk with Read Caching turned on" in text,
+            "read/write cache": "has both read and write caching enabled" in text,
+            "p30": "Premium P30 disk" in text, "temp": "Local D: temp disk" in text,
+            "write": "100% write" in text, "256k": "block size to 256k" in text,
+            "qd1": "outstanding IO to 1" in text}
+
+
+@pytest.mark.parametrize("profile", ["premium-cache", "premium-cache-windows"])
+def test_premium_cache_profiles_have_the_articles_disks_and_tests(profile: str) -> None:
+    """The article's drives (a Standard disk uncached, with read cache, with read/write cache; a P30; the
+    temp disk) are the profile's targets, and its tests (small random reads, 100% writes, 256k reads,
+    one outstanding I/O) its workloads. Its "small block size" is not given: the profile reads 8k."""
+    article = seed003()
+    assert all(article.values()), article
+    loaded = load_profile(profile).profile
+    (machine,) = loaded.machines
+    disks = [(d.type, d.size_gb, d.caching) for d in machine.data_disks]  # type: ignore[attr-defined]
+    assert disks == [("Standard_LRS", 1024, "None"), ("Standard_LRS", 1024, "ReadOnly"),
+                     ("Standard_LRS", 1024, "ReadWrite"), ("Premium_LRS", 1024, "None")]  # 1024 GiB: a P30
+    targets = {name: t.kind for name, t in (machine.targets or {}).items()}
+    assert targets == {"hdd-none": "lun", "hdd-readonly": "lun", "hdd-readwrite": "lun", "p30": "lun",
+                       "temp": "temp"}, targets
+    work = {w.name: (w.rw, w.bs, w.iodepth) for w in loaded.workloads}
+    assert work["randwrite-8k"][0] == "randwrite"  # "change the Access Specification to 100% write"
+    assert work["randread-256k"][:2] == ("randread", "256k")  # "Changing the block size to 256k"
+    assert work["latency-qd1"][2] == 1  # "changing outstanding IO to 1"
+    jobs = build_plan(load_profile(profile)).jobs
+    assert {(j.workload.name, j.target_name) for j in jobs} == {(w, t) for w in work for t in targets}
+
+
+def test_every_client_group_job_gets_randrepeat_0_unless_the_profile_says() -> None:
+    """The article's uncached runs set randrepeat=0 so the clients do not ask for the same offsets;
+    nfs-lab (the same scale-out on any NFS server) sets nothing and gets it from diskbench."""
+    assert "randrepeat" not in (load_profile("nfs-lab").profile.defaults.extra or {})
+    for job in build_plan(load_profile("nfs-lab")).jobs:
+        (options,) = fio_jobs(render_fio(job, [Place(job.workload, job.target_label, "/mnt/nfs")]))
+        assert dict(options).get("randrepeat") == "0", job.workload.name

@@ -95,7 +95,7 @@ def test_nvme_writes_have_no_published_limit() -> None:
     m = Measured("write", iops=261000, mbps=1021 * MiB / 1e6, bs_bytes=4096, iodepth=512, jobs=16)
     b = decide_bound(m, _limits(MachineSpec("Standard_L8s_v2"), TargetSpec("nvme")))
     assert (b.kind, b.limit) == ("none", None)
-    assert b.text == "write 261,000 IOPS, 1,070.6 MB/s: no published limit applies"
+    assert b.text == "write 261,000 IOPS, 1,070.6 MB/s (1,021.0 MiB/s): no published limit applies"
 
 
 def test_forty_percent_of_every_limit_is_no_bound() -> None:
@@ -105,7 +105,7 @@ def test_forty_percent_of_every_limit_is_no_bound() -> None:
     b = decide_bound(m, limits)
     assert b.kind == "none"
     assert b.ratio is not None and b.ratio <= 0.4 + 1e-9
-    assert b.text == ("write 5,120 IOPS, 21.0 MB/s: below every limit "
+    assert b.text == ("write 5,120 IOPS, 21.0 MB/s (20.0 MiB/s): below every limit "
                       "(highest: 40% of the Standard_D8ds_v4 uncached 12,800 IOPS)")
 
 

@@ -26,7 +26,7 @@ def test_page_cache_in_the_path() -> None:
     found = pitfalls(_result(min_us=1.2), replace(GOOD, direct=False, stderr="fio: cache invalidation failed"),
                      CAP, None)
     assert [w.split(":")[0] for w in found] == ["direct=0", "fio could not drop the page cache (cache invalidation "
-                                                "failed)", "minimum read latency 1.2 us is below any disk's floor"]
+                                                "failed)", "minimum read latency 1.20 µs is below any disk's floor"]
     assert all("direct: true" in w or "precondition" in w for w in found)
 
 

@@ -16,6 +16,7 @@ Readiness is "sshd started" on the serial log, which lab-init writes after sshd 
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import shutil
 import socket
@@ -29,7 +30,7 @@ import paramiko
 
 from .image import GuestImage
 from .qemu import Boot, Command, command
-from .spec import GuestSpec
+from .spec import GuestSpec, Throttle
 
 READY = "sshd started"
 FAILED = "lab-init error:"
@@ -115,6 +116,8 @@ class Guest:
     address: str = "127.0.0.1"
     user: str = "root"
     boot_seconds: float = 0.0
+    qmp_path: Path | None = None
+    throttles: dict[str, Throttle] = field(default_factory=dict)  # QEMU throttle group id -> its limits
     _started: float = 0.0
     _client: paramiko.SSHClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -222,7 +225,45 @@ class Guest:
             raise GuestLabError(f"guest {self.name}: `{cmd[:200]}` exited {rc}: {err.strip()[-800:]}")
         return out
 
+    # --- QEMU's monitor ------------------------------------------------------------------------
+    def qmp(self, command: str, **arguments: object) -> object:
+        """One QMP command on the guest's monitor socket; returns its ``return`` value."""
+        if self.qmp_path is None:
+            raise GuestLabError(f"guest {self.name}: started without a QMP socket")
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(30)
+            sock.connect(str(self.qmp_path))
+            with sock.makefile("rw") as stream:
+                json.loads(stream.readline())  # the greeting
+                answer: object = None
+                for cmd, args in (("qmp_capabilities", {}), (command, arguments)):
+                    stream.write(json.dumps({"execute": cmd, **({"arguments": args} if args else {})}) + "\n")
+                    stream.flush()
+                    while "event" in (reply := json.loads(stream.readline())):
+                        continue
+                    if "error" in reply:
+                        raise GuestLabError(f"guest {self.name}: QMP {cmd}: {reply['error']}")
+                    answer = reply.get("return")
+                return answer
+
+    def apply_caps(self) -> None:
+        """Give every throttle group its limits (a guest started with ``caps_after_boot``, which read the
+        tools diskbench runs into memory before its sshd started: ``lab.preload=1``); each group's burst
+        bucket starts full, as a new disk's does. ``start`` calls it the moment sshd runs, before any SSH
+        handshake (a second or more under TCG) could let a client in."""
+        for gid, throttle in self.throttles.items():
+            self.qmp("qom-set", path=f"/objects/{gid}", property="limits", value=throttle.qmp_limits())
+
     # --- stop ------------------------------------------------------------------------------------
+    def kill(self) -> None:
+        """Stop QEMU at once, without shutting the guest down: for a throwaway guest (a calibration)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
     def stop(self, timeout: float = 15.0) -> None:
         """lab-poweroff over SSH (the connection dies with the guest), then terminate()/wait() the handle."""
         if self.proc.poll() is None:
@@ -316,13 +357,15 @@ class GuestLab:
         client = KeyPair.generate(directory / "id_ed25519", f"guestlab-{self.id}-{spec.name}-client")
         (directory / "authorized_keys").write_text(client.public_line + "\n" + (f"{login_key}\n" if login_key else ""))
         netdev = segment.netdev() if segment else None
+        qmp = Path(f"/tmp/guestlab-{self.id}-{spec.name}.qmp")  # short: a unix socket path stops at 107 bytes
         for attempt in range(3):
             boot = Boot(directory=directory, tag=f"guestlab-{self.id}-{spec.name}", kernel=self.image.kernel,
                         initrd=self.image.initrd, root_raw=self.image.root_raw,
                         ssh_port=22 if netns else free_port(),
                         forwarded={p: p if netns else free_port() for p in spec.forwards}, private_netdev=netdev,
                         mac_suffix=len(self.guests) + 1, host_key=host.private,
-                        authorized_keys=directory / "authorized_keys", bind="" if netns else "127.0.0.1")
+                        authorized_keys=directory / "authorized_keys", bind="" if netns else "127.0.0.1",
+                        qmp=qmp, defer_caps=spec.caps_after_boot)
             cmd = command(spec, boot)
             if attempt == 0:
                 _prepare_files(cmd)
@@ -347,14 +390,17 @@ class GuestLab:
         (boot.directory / "argv").write_text("\n".join(cmd.argv) + "\n")
         return Guest(name=spec.name, spec=spec, port=boot.ssh_port, key_file=client.private,
                      host_key=host.public_line, host_key_fingerprint=host.fingerprint, directory=boot.directory,
-                     proc=proc, forwarded=dict(boot.forwarded), _started=time.monotonic())
+                     proc=proc, forwarded=dict(boot.forwarded), qmp_path=boot.qmp, throttles=dict(cmd.throttles),
+                     _started=time.monotonic())
 
     def start(self, spec: GuestSpec, segment: Segment | None = None, timeout: float = 180.0,
               netns: tuple[str, str] | None = None, host_private_key: str | None = None,
               login_key: str | None = None) -> Guest:
-        """Boot a guest and wait until its sshd runs."""
+        """Boot a guest and wait until its sshd runs (and, with ``caps_after_boot``, its caps are set)."""
         guest = self.launch(spec, segment, netns, host_private_key, login_key)
         guest.wait_ready(timeout)
+        if spec.caps_after_boot:
+            guest.apply_caps()
         return guest
 
     def start_all(self, *specs: GuestSpec, segment: Segment | None = None, timeout: float = 180.0) -> list[Guest]:
@@ -373,6 +419,9 @@ class GuestLab:
             except Exception as exc:  # keep stopping the others
                 errors.append(f"{guest.name}: {exc}")
         shutil.rmtree(self.root, ignore_errors=True)
+        for guest in self.guests:
+            if guest.qmp_path is not None:
+                guest.qmp_path.unlink(missing_ok=True)
         if errors:
             raise GuestLabError("; ".join(errors))
 

@@ -46,3 +46,31 @@ def iops_per_second(guest: Guest, device: str, seconds: int, size: str = "16M") 
     if rc != 0:
         raise GuestLabError(f"guest {guest.name}: no fio IOPS log: {err.strip()}")
     return [float(line.split(",")[1]) for line in out.splitlines() if line.strip()]
+
+
+def disk_ops(guest: Guest, disks: list[str]) -> dict[str, dict[str, int]]:
+    """Reads and writes each of the lab disks ``disks`` (DiskSpec names) was given by the guest: QEMU's own
+    counters at the disk's device (over QMP), what every member of a stripe took, seen from the host."""
+    stats = guest.qmp("query-blockstats")
+    assert isinstance(stats, list)
+    found: dict[str, dict[str, int]] = {}
+    for entry in stats:
+        node = str(entry.get("node-name") or "")
+        for disk in disks:
+            if node == disk or node.startswith(f"{disk}-"):
+                found[disk] = {"read": int(entry["stats"]["rd_operations"]),
+                               "write": int(entry["stats"]["wr_operations"])}
+    missing = set(disks) - set(found)
+    if missing:
+        tops = [s.get("node-name") for s in stats]
+        raise GuestLabError(f"guest {guest.name}: no device for {sorted(missing)} among {tops}")
+    return found
+
+
+def md_state(guest: Guest, members: list[str]) -> tuple[list[str], list[str]]:
+    """The md arrays active in the guest's own kernel (its /proc/mdstat), and the members on which
+    ``mdadm --examine`` still finds a superblock: both empty once an array is really gone."""
+    mdstat = guest.check("cat /proc/mdstat")
+    active = [line.split()[0] for line in mdstat.splitlines() if line.startswith("md") and " : " in line]
+    carrying = [m for m in members if guest.run(f"mdadm --examine {shlex.quote(m)}")[0] == 0]
+    return active, carrying

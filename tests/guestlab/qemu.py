@@ -45,6 +45,8 @@ class Boot:
     host_key: Path | None = None
     authorized_keys: Path | None = None
     bind: str = "127.0.0.1"  # where forwarded ports listen ("" inside a network namespace: all)
+    qmp: Path | None = None  # a QMP socket (short path: unix socket paths stop at 107 bytes)
+    defer_caps: bool = False  # throttle groups start without limits (GuestSpec.caps_after_boot)
 
 
 @dataclass
@@ -55,6 +57,8 @@ class Command:
     raw_files: list[tuple[Path, int]] = field(default_factory=list)  # preallocate (path, MiB)
     overlays: list[tuple[Path, Path, str, int | None]] = field(default_factory=list)  # (qcow2, backing, fmt, cluster)
     groups: dict[str, str] = field(default_factory=dict)  # throttle-group id -> props
+    throttles: dict[str, Throttle] = field(default_factory=dict)  # throttle-group id -> its limits
+    defer_caps: bool = False  # groups without limits on the command line; set over QMP after boot
 
     def add(self, *args: str) -> None:
         self.argv.extend(args)
@@ -62,7 +66,8 @@ class Command:
     def group(self, gid: str, throttle: Throttle) -> str:
         if gid not in self.groups:
             self.groups[gid] = throttle.qemu_props()
-            self.add("-object", f"throttle-group,id={gid},{throttle.qemu_props()}")
+            self.throttles[gid] = throttle
+            self.add("-object", f"throttle-group,id={gid}" + ("" if self.defer_caps else f",{throttle.qemu_props()}"))
         return gid
 
     def throttle_node(self, node: str, gid: str, below: str) -> str:
@@ -151,6 +156,8 @@ def kernel_args(spec: GuestSpec) -> str:
         args.append("lab.nfs=1")
     if spec.user != "root":
         args.append(f"lab.user={spec.user}")
+    if spec.caps_after_boot:
+        args.append("lab.preload=1")
     if spec.kernel_extra:
         args.append(spec.kernel_extra)
     return " ".join(args)
@@ -158,7 +165,7 @@ def kernel_args(spec: GuestSpec) -> str:
 
 def command(spec: GuestSpec, boot: Boot) -> Command:
     """The whole QEMU invocation for ``spec`` (TCG, q35, direct kernel boot, serial log, no reboot)."""
-    cmd = Command()
+    cmd = Command(defer_caps=boot.defer_caps)
     cmd.add("qemu-system-x86_64", "-name", boot.tag,
             "-accel", "tcg,thread=multi,tb-size=64", "-cpu", "max,-la57", "-machine", "q35",
             "-smp", str(spec.smp), "-m", str(spec.memory_mib), "-vga", "none",
@@ -167,6 +174,8 @@ def command(spec: GuestSpec, boot: Boot) -> Command:
     if boot.host_key is not None and boot.authorized_keys is not None:
         cmd.add("-fw_cfg", f"name=opt/diskbench/ssh_host_ed25519_key,file={boot.host_key}",
                 "-fw_cfg", f"name=opt/diskbench/authorized_keys,file={boot.authorized_keys}")
+    if boot.qmp is not None:
+        cmd.add("-qmp", f"unix:{boot.qmp},server=on,wait=off")
     _network(cmd, boot)
     _storage(cmd, spec, boot)
     return cmd

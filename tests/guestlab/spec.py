@@ -64,6 +64,14 @@ class Throttle:
                 props += [f"x-{key}-max={burst}", f"x-{key}-max-length={self.burst_seconds}"]
         return ",".join(props)
 
+    def qmp_limits(self) -> dict[str, int]:
+        """The same limits as QMP's ThrottleLimits (``qom-set /objects/<group> limits``); 0 is no limit."""
+        limits = {k: v for k, v in self.limits().items() if v is not None}
+        for burst, key in ((self.burst_iops, "iops-total"), (self.burst_bps, "bps-total")):
+            if burst is not None:
+                limits |= {f"{key}-max": burst, f"{key}-max-length": self.burst_seconds}
+        return limits
+
     def writes_only(self) -> Throttle | None:
         """The write side of this cap (for a ReadOnly-cached disk, whose writes still go at the disk's cap)."""
         iops, bps = self.iops_write or self.iops, self.bps_write or self.bps
@@ -112,6 +120,9 @@ class GuestSpec:
     ``ip2``: static address on a private segment (given to ``GuestLab.start``). ``forwards``: guest TCP
     ports forwarded to free ports on 127.0.0.1 (``Guest.forwarded``). ``kernel_extra``: more kernel
     arguments (``lab.debug=1`` writes lab-init's timestamped steps to the serial log).
+    ``caps_after_boot``: QEMU starts every throttle group without limits and ``GuestLab.start`` sets
+    them over QMP once sshd runs: the guest boots at full speed however small its caps are (a cloud
+    disk's caps never slow a VM's boot the way a 1-IOPS lab cap would), and a credit burst starts full.
     """
 
     name: str = "guest"
@@ -128,6 +139,7 @@ class GuestSpec:
     smp: int = 1
     kernel_extra: str = ""
     user: str = "root"  # the login; another name is created with passwordless sudo (a cloud image's user)
+    caps_after_boot: bool = False
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):

@@ -98,3 +98,31 @@ def test_network_keys_and_kernel_line(tmp_path: Path) -> None:
     assert argv[argv.index("-append") + 1].endswith("lab.hostname=c lab.ip2=192.0.2.1/24")
     assert "virtio-blk-pci,drive=os,bus=pcie.0,addr=0x4,serial=os-disk" in argv
     assert len([d for d in openstack().disks if d.bus == "nvme"]) == 4
+
+
+def test_caps_after_boot_start_groups_without_limits_and_set_them_over_qmp(tmp_path: Path) -> None:
+    """A guest with caps_after_boot boots unthrottled: its groups are on the command line without limits,
+    and the limits wait in ``throttles`` for QMP (``Guest.apply_caps``), which takes ThrottleLimits' names."""
+    spec = azure_vm("late", data=[DiskSpec("d0", cap=Throttle(iops=50, burst_iops=350, burst_seconds=4))],
+                    temp_mib=None, caps_after_boot=True)
+    cmd = command(spec, boot(tmp_path, qmp=tmp_path / "q.sock", defer_caps=True))
+    objects = [cmd.argv[i + 1] for i, a in enumerate(cmd.argv) if a == "-object"]
+    assert objects == ["throttle-group,id=cap-d0"]
+    assert cmd.throttles["cap-d0"].qmp_limits() == {"iops-total": 50, "iops-total-max": 350,
+                                                    "iops-total-max-length": 4}
+    assert f"unix:{tmp_path / 'q.sock'},server=on,wait=off" in cmd.argv
+    eager = command(spec.with_(caps_after_boot=False), boot(tmp_path))
+    assert "throttle-group,id=cap-d0,x-iops-total=50,x-iops-total-max=350,x-iops-total-max-length=4" in eager.argv
+
+
+def test_the_scale_puts_the_needed_cap_at_the_headroom() -> None:
+    from tests.guestlab.calibrate import CORES, HEADROOM, MAX_SCALE, Calibration
+
+    quiet, busy = Calibration(2600, 1), Calibration(650, 1)
+    assert quiet.scale(3750) == MAX_SCALE  # a D2ds_v5's 375 is 14% of 2,600: the lab's usual 0.1
+    for cal in (quiet, busy):
+        for need, guests in ((12_800, 1), (77_000, 1), (7_000, 3)):
+            scale = cal.scale(need, guests)
+            assert 0.9 * HEADROOM * cal.budget(guests) <= need * scale <= HEADROOM * cal.budget(guests)
+    assert busy.scale(12_800) < quiet.scale(12_800)  # a busy machine lowers the caps
+    assert busy.budget(3) == pytest.approx(650 * min(1, CORES / 3))  # three guests share this machine's cores

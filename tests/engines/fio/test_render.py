@@ -57,7 +57,7 @@ def test_extra_options_are_rendered_sorted(tmp_path: Path) -> None:
 
 
 def test_strict_undefined(tmp_path: Path) -> None:
-    (tmp_path / "fio-job.ini.j2").write_text("x={{ not_there }}\n")
+    (tmp_path / "job.ini.j2").write_text("x={{ not_there }}\n")
     (job, *_) = build_plan(load_profile("local")).jobs
     with pytest.raises(jinja2.UndefinedError):
         render_fio(job, "/d", environment(tmp_path))

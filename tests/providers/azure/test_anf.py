@@ -13,12 +13,12 @@ import pytest
 
 from diskbench.errors import DiskbenchError, ProfileError
 from diskbench.profile import parse_profile
-from diskbench.profile.shared import AnfVolume
-from diskbench.providers.azure.anf import cost_line
+from diskbench.providers.azure.anf import AnfVolume, cost_line
 from diskbench.providers.azure.groups import Journal
 from diskbench.providers.azure.provider import AzureRun
 from diskbench.providers.azure.session import AzureSession, connect
 
+from ...conftest import plan_of
 from ...fake_arm import SUB, FakeArm
 from .test_azure import serve_arm
 
@@ -56,9 +56,10 @@ shared:
 def test_account_pool_volume_on_a_delegated_subnet_then_deleted(session: AzureSession, arm: FakeArm,
                                                                 tmp_path: Path) -> None:
     run = _run(session, tmp_path)
-    spec = parse_profile(PROFILE).shared.anf  # type: ignore[union-attr]
-    assert spec is not None
-    export = run.shared_volume(spec)
+    shared = parse_profile(PROFILE).shared
+    volume = shared.volume if shared is not None else None
+    assert volume is not None and volume.key == "anf" and volume.provider == "azure"
+    export = run.shared_volume(volume.spec)
     assert export == f"10.213.1.4:/diskbench-{RUN[-8:]}"
     puts = {r.path.rsplit("/", 2)[-2]: r.body for r in arm.requests if r.method == "PUT"}
     subnet = puts["subnets"]["properties"]
@@ -93,3 +94,12 @@ def test_throughput_beyond_the_service_level_is_a_profile_error() -> None:
                                       "Standard, size_gib: 1500, throughput_mibps: 500"))
     line = cost_line(AnfVolume(service_level="Premium", size_gib=4096))
     assert line.startswith("anf: Premium pool 4 TiB, volume 4096 GiB, up to 256 MiB/s; ~$1.65/h")
+
+
+def test_a_netapp_volume_needs_azure_machines_as_clients() -> None:
+    text = ("name: anf\nworkloads: [{name: r, rw: randread}]\nhosts: [{name: h1, address: 192.0.2.1}]\n"
+            "shared:\n  anf: {service_level: Premium, size_gib: 1024}\n")
+    with pytest.raises(ProfileError, match="shared.anf needs azure machines as clients, not static"):
+        plan_of(text)
+    (unit, *_) = plan_of(PROFILE).jobs  # on Azure machines: the volume's export, to be made, is the target
+    assert unit.target.model_dump()["nfs"] == "anf:/volume" and unit.clients[0].provider == "azure"

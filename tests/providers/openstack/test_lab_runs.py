@@ -6,7 +6,8 @@ host key the test generated; its console is the guest's serial log, to which clo
 blocks are added once sshd runs, so diskbench pins the key from the console as on a real cloud.
 `diskbench run --profile ovh-nvme-raid0` then builds the article's RAID0 over the four devices,
 formats it xfs on /mnt, runs both command lines (cut to seconds and four jobs) and deletes the
-server; the guest is left with no array and no superblocks.
+server. The run record names the four members, each took its share of the writes (QEMU's own
+counters, seen from the host), and the guest's own kernel is left with no array and no superblock.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from diskbench.providers.openstack.preflight import local_nvme
 from ...conftest import diskbench
 from ...fake_openstack import Boot, FakeOpenStack, cloud_init_console
 from ...guestlab.guest import Guest, GuestLab, KeyPair
+from ...guestlab.probe import disk_ops, md_state
 from ...guestlab.spec import DiskSpec, Throttle, openstack
 from ...lab import Lab
 from .test_run import _env
@@ -85,9 +87,12 @@ def test_ovh_nvme_raid0_end_to_end(cloud: list[Guest], fake: FakeOpenStack, os_c
     assert "building RAID0" in out.stderr and "/dev/nvme3n1" in out.stderr
     assert fake.empty(), (fake.servers, fake.keypairs, fake.security_groups)
     (guest,) = cloud
-    assert "active" not in guest.check("cat /proc/mdstat")
-    rc, text, _ = guest.run("mdadm --examine /dev/nvme0n1")
-    assert rc != 0 and "Magic" not in text
+    members = sorted(d["name"] for d in doc["run"]["targets"]["db01/nvme:all"]["devices"])
+    assert members == [f"nvme{i}n1" for i in range(4)], members  # the article's four devices, all of them
+    writes = {d: ops["write"] for d, ops in disk_ops(guest, [f"nvme{i}" for i in range(4)]).items()}
+    assert all(w >= 0.15 * sum(writes.values()) > 0 for w in writes.values()), writes  # striped: ~25% each
+    active, carrying = md_state(guest, [f"/dev/{m}" for m in members])
+    assert active == [] and carrying == [], (active, carrying, out.stderr[-2000:])
 
 
 QUOTA_IOPS = 150

@@ -323,8 +323,14 @@ def _merge_latency(parts: list[_JobDir], notes: list[str], label: str) -> Latenc
     return Latency(
         min=_shown(min(p.lat_min for p in parts)), mean=_shown(mean), max=_shown(max(p.lat_max for p in parts)),
         stdev=_shown(stdev), samples=n, exact=exact, bins=merged_bins or None,
+        bin_ns=_bin_ns(parts[0]) if merged_bins else None,
         percentiles={pkey(p): v for p, v in sorted(pct.items())},
     )
+
+
+def _bin_ns(part: _JobDir) -> float:
+    """Nanoseconds per unit of a bin key: fio 3 keys clat_ns bins in ns, fio 2 its clat bins in µs."""
+    return round(part.scale * 1000.0, 6)
 
 
 def _unweighted(part: _JobDir, notes: list[str], label: str) -> Latency:
@@ -333,6 +339,7 @@ def _unweighted(part: _JobDir, notes: list[str], label: str) -> Latency:
         notes.append(f"{label}: fio reported no latency percentiles (clat_percentiles=0?); min, mean and max only")
     return Latency(min=_shown(part.lat_min), mean=_shown(part.lat_mean), max=_shown(part.lat_max),
                    stdev=_shown(part.lat_stdev), samples=0, exact=True, bins=part.bins or None,
+                   bin_ns=_bin_ns(part) if part.bins else None,
                    percentiles={pkey(p): v for p, v in sorted(part.percentiles.items())})
 
 
@@ -478,11 +485,14 @@ def _group(name: str, jobs: list[dict[str, Any]], version: str, doc: dict[str, A
         directions.append(total)
     if (stop := _stop_text(doc, jobs, directions, stopped_by)) is not None:
         errors.append(stop)
-    for d in directions:
-        if d.ios == 0 and d.io_bytes:
-            d.warnings.append(f"fio counted {d.io_bytes:,} bytes but no I/O in a {d.runtime_s * 1000:g} ms runtime: "
-                              "the job did its whole size during ramp_time, so nothing was measured (set "
-                              "time_based: true, or a larger size)")
+    # fio before 2.1.14 wrote no I/O counts (ios 0 stands for "unknown"): that is not "no I/O"
+    counted = all(p.ios is not None for parts in per_dir.values() for p in parts)
+    for measured in directions:
+        if counted and measured.ios == 0 and measured.io_bytes:
+            measured.warnings.append(
+                f"fio counted {measured.io_bytes:,} bytes but no I/O in a {measured.runtime_s * 1000:g} ms runtime: "
+                "the job did its whole size during ramp_time, so nothing was measured (set time_based: true, "
+                "or a larger size)")
     job_names = list(dict.fromkeys(str(j.get("jobname", "")) for j in jobs))
     hosts = list(dict.fromkeys(str(j["hostname"]) for j in jobs if j.get("hostname")))
     cpu = [_number(j, "usr_cpu", w) + _number(j, "sys_cpu", w)  # checked as every number fio writes

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ...executors.base import Executor
-from .prepare import uuid_hex
+from .prepare import stop_array, unmount_point
+
+LEFTOVER_WAIT_S = 20.0  # a killed run's array or mount: nothing of this run holds it any more
 
 if TYPE_CHECKING:
     from . import LinuxPlatform
@@ -27,7 +29,8 @@ def undo(platform: LinuxPlatform, ex: Executor, entry: dict[str, Any], line: Cal
     if kind == "mount":
         return _unmount(ex, what, bool(detail.get("made_point")), line)
     if kind == "array":
-        return _stop_array(ex, what, [str(m) for m in detail.get("members", [])], str(detail.get("uuid", "")), line)
+        return _stop_array(ex, what, str(detail.get("device") or what), [str(m) for m in detail.get("members", [])],
+                           str(detail.get("uuid", "")), line)
     if kind == "scratch":
         return _remove(platform, ex, what, line)
     if kind == "workspace":
@@ -38,9 +41,8 @@ def undo(platform: LinuxPlatform, ex: Executor, entry: dict[str, Any], line: Cal
 
 def _unmount(ex: Executor, point: str, made_point: bool, line: Callable[[str], None]) -> bool:
     if ex.run(["mountpoint", "-q", point]).returncode == 0:
-        out = ex.run(["umount", point], privileged=True, timeout=120)
-        if out.returncode != 0:
-            line(f"{ex.name}: could not unmount {point}: {(out.stderr.strip().splitlines() or ['?'])[-1]}")
+        if not unmount_point(ex, point, wait_s=LEFTOVER_WAIT_S):
+            line(f"{ex.name}: could not unmount {point}: it is still busy")
             return False
         line(f"{ex.name}: unmounted {point}")
     if made_point:
@@ -48,15 +50,18 @@ def _unmount(ex: Executor, point: str, made_point: bool, line: Callable[[str], N
     return True
 
 
-def _stop_array(ex: Executor, md: str, members: list[str], uuid: str, line: Callable[[str], None]) -> bool:
-    if ex.run(["test", "-e", md]).returncode == 0:
-        if ex.run(["mdadm", "--stop", md], privileged=True, timeout=60).returncode != 0:
-            line(f"{ex.name}: could not stop {md}; stop it with mdadm --stop {md}")
-            return False
-        line(f"{ex.name}: stopped {md}")
-    ours = [m for m in members if uuid_hex(_probe(ex, m).get("UUID", "")) == uuid_hex(uuid) != ""]
-    if ours:  # only members that still carry this array's superblock
-        ex.run(["mdadm", "--zero-superblock", *ours], privileged=True)
+def _stop_array(ex: Executor, md: str, device: str, members: list[str], uuid: str,
+                line: Callable[[str], None]) -> bool:
+    """The array stopped (found by its device, its /dev/md/ name or its UUID) and the superblocks of this
+    run's array zeroed; a member that carries another array's superblock now is left alone."""
+    if not uuid and not members:
+        return True
+    target = device if ex.run(["test", "-e", device]).returncode == 0 else md
+    left = stop_array(ex, target, members, uuid, ours_only=True, wait_s=LEFTOVER_WAIT_S)
+    if left is not None:
+        line(f"{ex.name}: could not stop {md} ({left}); stop it with mdadm --stop {device}")
+        return False
+    line(f"{ex.name}: stopped {md}")
     return True
 
 
@@ -77,8 +82,3 @@ def _stop_engines(platform: LinuxPlatform, ex: Executor, root: str) -> None:
     for pid in (p for p in pids if p.isdigit()):
         if ex.run(["kill", "-0", pid], privileged=True).returncode == 0:
             ex.run(["sh", "-c", platform.shell().stop(pid, shlex.join)], privileged=True, timeout=30)
-
-
-def _probe(ex: Executor, dev: str) -> dict[str, str]:
-    out = ex.run(["blkid", "-p", "-o", "export", dev], privileged=True).stdout
-    return dict(ln.split("=", 1) for ln in out.splitlines() if "=" in ln)

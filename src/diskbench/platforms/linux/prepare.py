@@ -10,12 +10,14 @@ A target is locked on the host while a run uses it: two runs never measure each 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
 import shlex
 import socket
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +40,10 @@ from ..base import DeviceMap, Journal, Platform, Prepared, Preparer
 
 DEFAULT_CHUNK = "512k"  # mdadm's own default: local NVMe, the OVHcloud article
 DATA_DISK_CHUNK = "64k"  # striped cloud data disks: Azure's guidance for Premium SSD volumes
+# How long a release keeps trying to unmount and to stop an array. Right after an unmount udev probes
+# the array, which then refuses to stop ("cannot get exclusive access"); on a loaded host that lasted
+# longer than the ten 0.5 s retries there were, and the array stayed (a lab guest's md127 after a run).
+RELEASE_WAIT_S = 60.0
 
 
 class LinuxPreparer(Preparer):
@@ -278,23 +284,19 @@ class LinuxPreparer(Preparer):
                   *devices], "mdadm --create")
         detail = self.ex.run(["mdadm", "--detail", "--export", md], privileged=True).stdout
         uuid = dict(ln.split("=", 1) for ln in detail.splitlines() if "=" in ln).get("MD_UUID", "")
-        entry = self.journal.made("array", md, members=devices, uuid=uuid)
+        device = self.canonical(md)  # /dev/md127: the /dev/md/ link is udev's, and udev may be rewriting it
+        entry = self.journal.made("array", md, members=devices, uuid=uuid, device=device)
 
         def stop() -> None:
-            # Right after the unmount udev may still be probing the array ("cannot get exclusive
-            # access"): settle and try again for a while rather than leave it assembled.
-            for _ in range(10):
-                if self.ex.run(["mdadm", "--stop", md], privileged=True).returncode == 0:
-                    break
-                self.ex.run(["sh", "-c", "udevadm settle --timeout=5 2>/dev/null; sleep 0.5"], privileged=True)
-            else:
-                self.line(f"{self.ex.name}: could not stop {md}; stop it with mdadm --stop {md}")
+            left = stop_array(self.ex, device, devices, uuid)
+            if left is not None:
+                self.line(f"{self.ex.name}: could not stop {md} ({left}); stop it with mdadm --stop {device} "
+                          f"and mdadm --zero-superblock {' '.join(devices)}")
                 return
-            self.ex.run(["mdadm", "--zero-superblock", *devices], privileged=True)
             self.journal.undone(entry)
 
         prepared.cleanup.append(stop)
-        return self.canonical(md)
+        return device
 
     def _mkfs(self, dev: str, fs: str) -> None:
         # No discard at mkfs, as the seed articles do: discarding a cloud disk can take minutes.
@@ -312,8 +314,10 @@ class LinuxPreparer(Preparer):
         entry = self.journal.made("mount", point, device=dev, made_point=mount is None)
 
         def unmount() -> None:
-            if self.ex.run(["umount", point], privileged=True).returncode == 0:
+            if unmount_point(self.ex, point):
                 self.journal.undone(entry)
+            else:
+                self.line(f"{self.ex.name}: could not unmount {point}; unmount it with umount {point}")
             if mount is None:
                 self.ex.run(["rmdir", point], privileged=True)
 
@@ -365,6 +369,93 @@ class LinuxPreparer(Preparer):
         prepared.cleanup.append(lambda: self._removed(folder, entry))
         prepared.directory = folder
         return prepared
+
+
+def _settle(ex: Executor, sleep: Callable[[float], None]) -> None:
+    """Let udev finish with the device (its probes hold it open), then wait a moment."""
+    with contextlib.suppress(DiskbenchError):
+        ex.run(["sh", "-c", "udevadm settle --timeout=5 2>/dev/null"], privileged=True, timeout=30)
+    sleep(0.5)
+
+
+def unmount_point(ex: Executor, point: str, *, wait_s: float = RELEASE_WAIT_S,
+                  sleep: Callable[[float], None] = time.sleep) -> bool:
+    """Unmount ``point`` (once nothing is mounted there any more it is done), trying again while the
+    kernel says it is busy, until ``wait_s`` has passed; True when nothing is mounted there."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if ex.run(["mountpoint", "-q", point]).returncode != 0:
+                return True
+            ex.run(["umount", point], privileged=True, timeout=120)
+        except DiskbenchError:
+            pass
+        if time.monotonic() >= deadline:
+            try:
+                return ex.run(["mountpoint", "-q", point]).returncode != 0
+            except DiskbenchError:
+                return False
+        _settle(ex, sleep)
+
+
+def stop_array(ex: Executor, device: str, members: list[str], uuid: str = "", *, ours_only: bool = False,
+               wait_s: float = RELEASE_WAIT_S, sleep: Callable[[float], None] = time.sleep) -> str | None:
+    """Stop the md array ``device`` and zero the superblocks on its ``members``; None once the host
+    confirms both (the array is gone from /proc/mdstat, ``mdadm --examine`` finds no superblock on any
+    member), else what is left. Every step is tried again until ``wait_s`` has passed, also after a
+    command that failed to come back: an array left assembled holds its disks until someone notices.
+
+    ``uuid``: the array's; any other active array with it is stopped too (a name that moved). With
+    ``ours_only`` only members whose superblock carries ``uuid`` are zeroed (a killed run's array: its
+    disks may hold someone else's array by now).
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            left = _stop_once(ex, device, members, uuid, ours_only)
+        except DiskbenchError as exc:
+            left = f"{exc}"
+        if left is None or time.monotonic() >= deadline:
+            return left
+        _settle(ex, sleep)
+
+
+def _stop_once(ex: Executor, device: str, members: list[str], uuid: str, ours_only: bool) -> str | None:
+    for name in _active_arrays(ex, device, uuid):
+        ex.run(["mdadm", "--stop", f"/dev/{name}"], privileged=True, timeout=60)
+    still = _active_arrays(ex, device, uuid)
+    if still:
+        return f"{', '.join(f'/dev/{n}' for n in still)} still active"
+    carrying = [m for m in members if _superblock(ex, m, uuid, ours_only)]
+    if carrying:
+        ex.run(["mdadm", "--zero-superblock", *carrying], privileged=True, timeout=60)
+        carrying = [m for m in carrying if _superblock(ex, m, uuid, ours_only)]
+    return f"an md superblock is still on {', '.join(carrying)}" if carrying else None
+
+
+def _active_arrays(ex: Executor, device: str, uuid: str) -> list[str]:
+    """The kernel names (md127) of active arrays that are ``device`` or carry ``uuid``."""
+    mdstat = ex.run(["cat", "/proc/mdstat"])
+    names = [ln.split()[0] for ln in mdstat.stdout.splitlines() if re.match(r"^md\S* : ", ln)]
+    own = device.rsplit("/", 1)[-1]
+    found = [n for n in names if n == own]
+    for name in (n for n in names if n != own and uuid):
+        detail = ex.run(["mdadm", "--detail", "--export", f"/dev/{name}"], privileged=True).stdout
+        if uuid_hex(_fields(detail).get("MD_UUID", "")) == uuid_hex(uuid):
+            found.append(name)
+    return found
+
+
+def _superblock(ex: Executor, member: str, uuid: str, ours_only: bool) -> bool:
+    out = ex.run(["mdadm", "--examine", "--export", member], privileged=True)
+    if out.returncode != 0:
+        return False
+    found = uuid_hex(_fields(out.stdout).get("MD_UUID", ""))
+    return not ours_only or (found != "" and found == uuid_hex(uuid))
+
+
+def _fields(text: str) -> dict[str, str]:
+    return dict(ln.split("=", 1) for ln in text.splitlines() if "=" in ln)
 
 
 def lock_name(path: str) -> str:
