@@ -19,7 +19,7 @@ from diskbench.attribution.drain import Verdict
 from diskbench.errors import ProfileError
 from diskbench.model import DirectionResult, GroupResult
 from diskbench.profile import parse_profile
-from diskbench.runner.machine import _drain_verdict
+from diskbench.runner.one_machine import drain_verdict as _drain_verdict
 from diskbench.store import Store
 from diskbench.store.raw import read_raw
 

@@ -1,8 +1,10 @@
 """A unit on a client group: fio --server on two lab hosts, one fio --client run from here.
 
 The merged rows diskbench stores are checked against fio's own "All clients" entry of the same
-output, and against an independent merge of the per-client bins; servers and workspaces are
-gone afterwards, and a client that cannot be reached fails the run with one line naming it.
+output, and against an independent merge of the per-client bins; every row is attributed like
+a one-machine unit's; servers and workspaces are gone afterwards, and a client that cannot be
+reached fails the run with one line naming it. The client group's drive, the merge's limits and
+the plan's refusals are checked without a lab.
 """
 
 from __future__ import annotations
@@ -17,13 +19,20 @@ from pathlib import Path
 import pytest
 import yaml
 
+from diskbench import registry
+from diskbench.attribution.limit import Limit
+from diskbench.engines.base import Endpoint, Place
 from diskbench.engines.fio.clientserver import all_clients
 from diskbench.engines.fio.parse import extract_fio_document
 from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
+from diskbench.errors import ProfileError
+from diskbench.executors.local import LocalExecutor
 from diskbench.model import PERCENTILES, pkey
+from diskbench.runner.attribute import Attributor, merged, summed
+from diskbench.runner.client_group import ClientGroup, Seat
 from diskbench.store import Store
 
-from ..conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
+from ..conftest import FIO_FIXTURES, diskbench, finish, needs_fio, plan_of, start_diskbench, wait_for_job
 from ..lab import Lab
 
 pytestmark = needs_fio
@@ -81,6 +90,11 @@ def test_two_clients_merged_equals_fios_all_clients(lab: Lab, db: Path, tmp_path
             bins = merge_bins({int(k): v for k, v in e[d]["clat_ns"]["bins"].items()} for e in entries)
             assert got == {pkey(p): v / 1000 for p, v in percentiles_from_bins(bins, PERCENTILES).items()}
             assert got["p99"] > 0
+    # every row went through the attributor, each client's and the merge's (direct=0 is a pitfall)
+    assert all(any(w.startswith("direct=0") for w in r["warnings"]) for r in results), results
+    # each client's facts are recorded under its name, the engine's version under the engine's
+    clients = run["facts"]["hosts"]
+    assert clients["lab0"]["fio_version"] and clients["lab0"]["fio_version"] == clients["lab1"]["fio_version"]
     # the servers are stopped and the workspaces removed
     ps = subprocess.run(["pgrep", "-af", "fio --server=ip:198."], capture_output=True, text=True).stdout
     assert not [ln for ln in ps.splitlines() if any(h.address in ln for h in hosts)], ps
@@ -134,3 +148,65 @@ def test_a_client_killed_mid_job_gives_a_partial_result(lab: Lab, db: Path, tmp_
     assert (kept / "output.json").exists() or list(kept.glob("output.json*"))
     out = diskbench("resume", run["id"], db=db)
     assert "nothing to resume" in out.stdout + out.stderr
+
+
+GROUP = {"name": "group", "defaults": {"size": "4M", "runtime": "1s", "bs": "4k", "rw": "randread"},
+         "hosts": [{"name": "c1", "address": "192.0.2.11"}, {"name": "c2", "address": "192.0.2.12"}],
+         "shared": {"target": {"nfs": "192.0.2.2:/export"}}, "workloads": [{"name": "r"}]}
+
+
+def _drive(tmp_path: Path, clients: dict[str, str]) -> tuple[ClientGroup, Path]:
+    """The client group drive of GROUP's unit, on clients by address, with fio's output of two servers."""
+    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    engine = registry.engines.get(job.engine)
+    mode = engine.multi_host()
+    assert mode is not None
+    place = Place(job.workload, job.target_label, str(tmp_path))
+    seats = [Seat(name, Endpoint(address, 8765), place, Attributor(lambda _t: [])) for name, address in clients.items()]
+    art = tmp_path / "art"
+    art.mkdir(exist_ok=True)
+    fixture = FIO_FIXTURES / "client-server-2servers-group-reporting.jsonplus.stdout.txt"
+    (art / engine.output_name).write_text(fixture.read_text())
+    return ClientGroup(engine, mode, "3.33", seats, LocalExecutor(), merged([s.attributor for s in seats])), art
+
+
+def test_each_client_and_the_merge_are_results_of_the_one_unit(tmp_path: Path) -> None:
+    drive, art = _drive(tmp_path, {"c1": "127.0.0.1", "c2": "127.0.0.2"})
+    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    outcome = drive.results(job, art, 0)
+    assert outcome.message is None
+    assert [share.host for share in outcome.shares] == ["c1", "c2", "clients"]
+    assert outcome.shares[-1].groups[0].hosts == ["c1", "c2"] and outcome.shown == outcome.shares[-1].groups
+    assert all(share.attributor is not None for share in outcome.shares)  # the merge is attributed too
+
+
+def test_a_client_missing_from_the_output_makes_the_unit_partial(tmp_path: Path) -> None:
+    drive, art = _drive(tmp_path, {"c1": "127.0.0.1", "c2": "127.0.0.2", "c3": "127.0.0.3"})
+    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    outcome = drive.results(job, art, 0)
+    assert outcome.message is not None and outcome.message.startswith("partial: client(s) c3 did not finish")
+    assert [share.host for share in outcome.shares] == ["c1", "c2"]  # no total without c3
+
+
+def test_the_merge_is_bound_by_the_caps_every_client_has() -> None:
+    vm = Limit("vm_uncached_iops", 1000, "D4 uncached", "table")
+    disk = Limit("disk_iops", 500, "P10", "table")
+    assert summed([[vm, disk], [vm]]) == [Limit("vm_uncached_iops", 2000, "2 x D4 uncached", "table")]
+    assert summed([[vm], []]) == []  # a client without the cap: nothing bounds the sum
+
+
+def test_shared_randrepeat_is_the_engines_key_and_keeps_its_default() -> None:
+    (unit,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    assert unit.workload.extra == {"randrepeat": False}  # every client its own offsets
+    doc = {**GROUP, "shared": {**GROUP["shared"], "randrepeat": True}}  # type: ignore[dict-item]
+    (unit,) = plan_of(yaml.safe_dump(doc)).jobs
+    assert not unit.workload.extra
+    doc = {**GROUP, "shared": {**GROUP["shared"], "randrepat": True}}  # type: ignore[dict-item]
+    with pytest.raises(ProfileError, match="shared: unknown key 'randrepat'"):
+        plan_of(yaml.safe_dump(doc))
+
+
+def test_the_plan_refuses_an_engine_without_a_multi_host_mode() -> None:
+    doc = {**GROUP, "hosts": [{**h, "platform": "windows"} for h in GROUP["hosts"]]}  # type: ignore[attr-defined]
+    with pytest.raises(ProfileError, match="diskspd cannot run one job on many hosts at once"):
+        plan_of(yaml.safe_dump(doc))

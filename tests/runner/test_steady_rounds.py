@@ -18,7 +18,7 @@ from diskbench.attribution.steady_state import steady_state
 from diskbench.errors import ProfileError
 from diskbench.model import DirectionResult, GroupResult
 from diskbench.profile import parse_profile
-from diskbench.runner.machine import _steady_verdict
+from diskbench.runner.one_machine import steady_verdict as _steady_verdict
 from diskbench.store import Store
 
 from ..conftest import diskbench, needs_fio, plan_of, run_profile

@@ -9,7 +9,7 @@ find or install it on a host, its status lines, and how its output becomes the o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -19,10 +19,17 @@ from ..model import GroupResult
 from ..profile import Workload
 
 if TYPE_CHECKING:
-    from ..doctor import Check
+    from pydantic import BaseModel
+
+    from ..check import Check
     from ..plan import PlannedJob
     from ..platforms.base import Platform
     from ..runner.progress import JobTracker
+
+
+# A job file rendered to run by hand names this where only a run would know the folder; an engine
+# whose job files cannot take it from the environment says so in its file's first comment.
+BY_HAND_TARGET = "${DISKBENCH_TARGET}"
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,65 @@ class Parsed:
     groups: list[GroupResult]
     facts: dict[str, Any] = field(default_factory=dict)
     document: Any = None  # the engine's output as read (fio: its JSON document), for ``Engine.verify``
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the controller reaches one host's engine server in a multi-host run."""
+
+    address: str
+    port: int
+
+
+@dataclass
+class HostResults:
+    """A multi-host run's output as results: each host's own, by the endpoint it was reached at,
+    and the merge of all of them, computed as the engine merges (never an average of hosts)."""
+
+    merged: list[GroupResult]
+    hosts: dict[Endpoint, list[GroupResult]]
+
+
+class MultiHost(ABC):
+    """An engine's own way to run one job on many hosts at once (a profile's ``shared:``).
+
+    A server runs on every host; one command on the controller hands each server its job file,
+    starts them together and writes every host's results, and their merge, to one output. The
+    runner connects, prepares, starts and stops; what the commands and the output say is the
+    engine's, so the runner never names a program or its options.
+    """
+
+    pidfile: ClassVar[str] = "server.pid"  # the server's pid file, in the host's workspace
+    options: ClassVar[type[BaseModel] | None] = None  # keys this mode adds to a profile's shared:
+
+    def plan_workload(self, workload: Workload, options: Mapping[str, Any]) -> Workload:
+        """The workload as every host runs it, given the profile's ``shared:`` keys of ``options``
+        (fio: each host its own random offsets, so the server's cache cannot answer for the disk)."""
+        return workload
+
+    def same_offsets(self, workload: Workload) -> bool:
+        """Whether every host runs ``workload`` at the same random offsets (a pitfall: the server's
+        cache, not the disk, then answers all hosts but the first)."""
+        return False
+
+    @abstractmethod
+    def serve(self, bind: str, port: int, pidfile: str) -> list[str]:
+        """The command that starts this engine's server on a host: listening on ``bind:port``,
+        detached from the command, its pid written to ``pidfile`` (the platform stops it by that)."""
+
+    @abstractmethod
+    def drive(self, jobs: Sequence[tuple[Endpoint, str]], output: str) -> list[str]:
+        """The one command, run on the controller, that starts each (server, local job file) pair
+        together and writes every host's results and their merge to ``output``."""
+
+    @abstractmethod
+    def results(self, text: str, *, source: str) -> HostResults:
+        """The output of ``drive`` as results; ``ParseError`` naming ``source`` when it is none."""
+
+    def failure(self, stderr: str) -> str | None:
+        """The line of the controller's stderr that says why a run failed (None: it said nothing)."""
+        lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+        return next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else None)
 
 
 class Engine(ABC):
@@ -163,12 +229,17 @@ class Engine(ABC):
             return found
         if not install:
             raise ExecutionError(f"{host}: {self.name} is not installed",
-                                 hint=f"install {self.name} on the host, or set install_fio: true")
+                                 hint=f"install {self.name} on the host, or set install_engine: true")
         platform.install(ex, self.name, host=host, line=line)
         found = self.version(ex)
         if not found:
             raise ExecutionError(f"{host}: {self.name} was installed but does not run")
         return found
+
+    def multi_host(self) -> MultiHost | None:
+        """How this engine runs one job on many hosts at once; None: it cannot (a profile with
+        ``shared:`` needs an engine that can, and the plan says so before anything runs)."""
+        return None
 
     def testbed_text(self, rendered: str) -> str:
         """The job file without what changes from run to run (comments, paths): for testbed keys."""
@@ -180,7 +251,7 @@ class Engine(ABC):
         return False
 
     def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
-        from ..doctor import Check
+        from ..check import Check
 
         version = self.version(ex)
         return [Check(self.name, version is not None, version or "not found",

@@ -17,7 +17,7 @@ from ..errors import DiskbenchError
 from ..executors.base import Executor
 
 if TYPE_CHECKING:
-    from ..doctor import Check
+    from ..check import Check
     from ..profile import TargetModel
 
 
@@ -68,6 +68,16 @@ class Shell(ABC):
         """A command that takes the host-wide lock ``name``, writes ``info`` beside it, prints
         ``LOCKED`` and holds the lock until its stdin closes (the connection ends); when another
         holds it, exits 75 after printing what that holder wrote. None: no locks on this platform."""
+        return None
+
+    def stop_pidfile(self, pidfile: str) -> list[str] | None:
+        """A command that stops the daemon whose pid is in ``pidfile`` (gently, for good after a few
+        seconds) and removes the file; None where the platform cannot (no engine server runs there)."""
+        return None
+
+    def reached_address(self) -> list[str] | None:
+        """A command that prints this host's own address of the SSH connection it runs in (where a
+        server must listen to be reached as SSH was); None where the platform cannot tell."""
         return None
 
     def session(self) -> str | None:

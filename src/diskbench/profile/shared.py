@@ -1,73 +1,104 @@
 """A client group and the one target they share: the scale-out unit (one job from many clients).
 
 Many-client tools are judged by system-wide figures, so a profile with ``shared:`` runs each
-job once on every client at the same time (fio's client/server mode) against one target that
+job once on every client at the same time (the engine's multi-host mode) against one target that
 every client mounts, instead of once per machine.
+
+The target is an NFS export any server offers, or a volume a provider makes for the run. Like
+``machines:``, the block is assembled from what is installed: each provider brings the schema
+of its volume block (``Provider.shared_volumes``) and each engine the keys its multi-host mode
+takes (``MultiHost.options``); this module names neither.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import Field, model_validator
+from pydantic import Field, create_model, model_validator
 
-from .targets import Target, TargetModel
+from .targets import Target
 from .workload import Strict, named
 
-MIB_PER_TIB = {"Standard": 16.0, "Premium": 64.0, "Ultra": 128.0}  # NetApp service levels, per provisioned TiB
+
+class VolumeSpec(Strict):
+    """What every provider's volume block has besides its own keys: how the clients mount it."""
+
+    options: str | None = Field(None, description="mount options (default: NFSv3, nconnect=8, hard, 256 KiB "
+                                "rsize/wsize, tcp)")
 
 
-class AnfVolume(Strict):
-    """An Azure NetApp Files volume diskbench creates for the run (and deletes with it)."""
+@dataclass(frozen=True)
+class SharedVolume:
+    """The volume block a profile gave, and the provider that makes that volume for the run."""
 
-    service_level: Literal["Standard", "Premium", "Ultra"] = "Premium"
-    size_gib: int = Field(4096, ge=50, le=102400, description="volume quota in GiB (pool >= 1 TiB)")
-    throughput_mibps: float | None = Field(
-        None, gt=0, description="manual QoS throughput; default: the service level's (auto QoS)")
-    protocol: Literal["NFSv3", "NFSv4.1"] = "NFSv3"
-    options: str | None = Field(None, description="mount options (default: the seed's NFSv3 options)")
-
-    @property
-    def pool_tib(self) -> int:
-        """The capacity pool: whole TiB, at least 1, large enough for the volume."""
-        return max(1, math.ceil(self.size_gib / 1024))
-
-    @property
-    def ceiling_mibps(self) -> float:
-        """The most the service level gives: the pool's TiB (manual QoS) or the volume's (auto QoS)."""
-        tib = self.pool_tib if self.throughput_mibps is not None else self.size_gib / 1024
-        return tib * MIB_PER_TIB[self.service_level]
-
-    @model_validator(mode="after")
-    def _throughput(self) -> AnfVolume:
-        if self.throughput_mibps is not None and self.throughput_mibps > self.ceiling_mibps:
-            raise ValueError(f"{self.throughput_mibps:g} MiB/s is more than a {self.pool_tib} TiB "
-                             f"{self.service_level} pool gives ({self.ceiling_mibps:g} MiB/s); raise size_gib "
-                             "or the service level")
-        return self
+    key: str  # the block's name under shared:
+    provider: str
+    spec: VolumeSpec
 
 
-class Shared(Strict):
-    """The client group and its shared target."""
+class SharedBase(Strict):
+    """The client group and its shared target: the keys that belong to no provider or engine."""
+
+    volume_blocks: ClassVar[dict[str, str]] = {}  # volume block -> the provider that declared it
 
     name: str = Field("clients", description="the group's name in results (the 'host' of merged rows)")
     clients: list[str] | None = Field(None, description="hosts or machines in the group (default all)")
     target: Target | None = Field(None, description="the shared target, e.g. {nfs: 10.0.0.4:/export}")
-    anf: AnfVolume | None = Field(None, description="an Azure NetApp Files volume made for the run")
-    port: int = Field(8765, ge=1, le=65535, description="port of fio --server on every client")
+    port: int = Field(8765, ge=1, le=65535, description="port of the engine's server on every client")
     ports: dict[str, int] = Field(default_factory=dict, description="per client, the port this machine "
-                                  "reaches its fio --server at, where a NAT forwards another one")
-    randrepeat: bool = Field(False, description="keep fio's default randrepeat=1 (same offsets on every "
-                             "client: served from the server's cache)")
+                                  "reaches its engine server at, where a NAT forwards another one")
 
     @model_validator(mode="after")
-    def _one_target(self) -> Shared:
+    def _one_target(self) -> SharedBase:
         named("group")(self.name)
-        if (self.target is None) == (self.anf is None):
-            raise ValueError("shared needs either target: or anf:")
+        given = [key for key, value in self if key in ("target", *self.volume_blocks) and value is not None]
+        if len(given) != 1:
+            raise ValueError(f"shared needs either {' or '.join(f'{k}:' for k in ('target', *self.volume_blocks))}")
         return self
 
     @property
-    def target_model(self) -> TargetModel | None:
-        return self.target
+    def volume(self) -> SharedVolume | None:
+        """The volume block given instead of ``target:`` (its export is known once the run made it)."""
+        for key, value in self:
+            if key in self.volume_blocks and isinstance(value, VolumeSpec):
+                return SharedVolume(key, self.volume_blocks[key], value)
+        return None
+
+    def engine_options(self) -> dict[str, Any]:
+        """The keys an engine's multi-host mode added to the block, as the profile gave them."""
+        return {key: value for key, value in self
+                if key not in SharedBase.model_fields and key not in self.volume_blocks}
+
+
+def shared_schema() -> type[SharedBase]:
+    """``shared:`` with each installed provider's volume block and each engine's multi-host keys."""
+    from .. import registry
+
+    fields: dict[str, Any] = {}
+    blocks: dict[str, str] = {}
+    for provider in registry.providers.all():
+        for key, model in provider.shared_volumes().items():
+            fields[key] = (model | None, Field(None, description=(model.__doc__ or "").strip().split("\n")[0]))
+            blocks[key] = provider.name
+    for engine in registry.engines.all():
+        mode = engine.multi_host()
+        keys = mode.options.model_fields if mode is not None and mode.options is not None else {}
+        for key, info in keys.items():
+            fields.setdefault(key, (info.annotation, info))
+    model = create_model("Shared", __base__=SharedBase, __module__=__name__, **fields)
+    model.volume_blocks = blocks
+    return model
+
+
+if TYPE_CHECKING:  # code relies on the neutral part only; a volume block is read through ``volume``
+    Shared = SharedBase
+else:
+    def __getattr__(name: str) -> Any:
+        """``Shared`` is assembled when first asked for (by the profile's schema), after this module
+        is whole: a provider's volume block builds on ``VolumeSpec`` from here."""
+        if name == "Shared":
+            globals()["Shared"] = model = shared_schema()
+            return model
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

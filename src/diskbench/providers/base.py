@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..attribution.limit import Limit
-    from ..doctor import Check
+    from ..check import Check
     from ..executors.base import Executor
     from ..executors.hostkeys import HostKeyTrust
     from ..plan import Plan, PlannedJob
@@ -103,6 +103,13 @@ class ProviderRun(ABC):
         types' throttles); None leaves them to the provider's tables (``Provider.limits``)."""
         return None
 
+    def shared_volume(self, spec: BaseModel) -> str:
+        """A volume made for this run from ``spec``, a profile's ``shared:`` volume block that this
+        provider declared (``Provider.shared_volumes``), deleted with the run's other resources:
+        its export, ``ADDRESS:/PATH``, which every client of the group mounts."""
+        raise Unavailable(f"{type(self).__name__} makes no shared volume ({type(spec).__name__}): its provider "
+                          "declares the block but cannot make it")
+
     def teardown(self) -> None:  # noqa: B027 - optional hook
         """Delete everything this run created; safe to call twice.
 
@@ -134,6 +141,12 @@ class Provider(ABC):
         Asked only when a profile is read, so listing commands never imports pydantic models.
         """
         return None
+
+    def shared_volumes(self) -> dict[str, type[BaseModel]]:
+        """The volume blocks this provider adds to a profile's ``shared:``, by key, each a
+        ``profile.shared.VolumeSpec``: a volume made for the run instead of an export that exists
+        (``ProviderRun.shared_volume`` makes it). Asked only when a profile is read."""
+        return {}
 
     def spec(self, machine: MachineBase) -> dict[str, Any]:
         """The machine as declared, for testbed keys (never measured values)."""

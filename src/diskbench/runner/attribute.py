@@ -1,15 +1,18 @@
 """After a unit's results are parsed: which limit bound each, and which pitfalls may make it lie.
 
 The runner asks the machine's provider for the limits of each job's target (Azure: the size and disk
-tables; a host that exists has none), sets each direction's measured rates, block size, queue and fio's
-CPU against them (attribution.bound), and stores the verdict and the warnings with the result. A
-provider that cannot tell (a size missing from its tables) costs the result its bound, never the run.
+tables; a host that exists has none), sets each direction's measured rates, block size, queue and the
+engine's CPU against them (attribution.bound), and stores the verdict and the warnings with the result.
+A provider that cannot tell (a size missing from its tables) costs the result its bound, never the run.
+A client group's merged result is set against the clients' limits together: a cap every client has
+holds for the group as their sum (each client's cap holds its own I/O).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from ..attribution.limit import Limit
 from ..attribution.pitfalls import JobFacts, pitfalls
@@ -18,9 +21,13 @@ from ..engines.base import Place
 from ..errors import DiskbenchError
 from ..model import GroupResult
 from ..plan import PlannedJob, PlannedSection
-from ..profile import writes
+from ..profile import Workload, writes
 from ..profile.targets import TargetModel
 from ..units import parse_size
+
+if TYPE_CHECKING:
+    from ..profile import MachineBase
+    from ..providers.base import Provider, ProviderRun
 
 
 @dataclass
@@ -30,6 +37,7 @@ class Attributor:
     limits_of: Callable[[TargetModel], list[Limit]]
     cpus: int | None = None
     written: set[str] = field(default_factory=set)
+    same_offsets: Callable[[Workload], bool] | None = None  # a merge of hosts: did all hit the same offsets?
     _limits: dict[str, list[Limit] | str] = field(default_factory=dict)
 
     def limits(self, part: PlannedSection) -> list[Limit] | str:
@@ -42,6 +50,7 @@ class Attributor:
         return self._limits[part.target_label]
 
     def unit(self, job: PlannedJob, places: list[Place], groups: list[GroupResult], stderr: str = "") -> None:
+        """Each result of the unit against the limits of the target its job ran on."""
         parts = job.parts
         for group in groups:
             index = next((i for i, p in enumerate(parts) if p.workload.name in group.job_names), 0)
@@ -61,8 +70,8 @@ class Attributor:
         facts = JobFacts(direct=w.direct is not False, working_set_bytes=size if raw else size * jobs,
                          raw_device=raw, written=part.target_label in self.written or part.target.precondition,
                          hosts=max(1, len(group.hosts)),
-                         randrepeat=str((w.extra or {}).get("randrepeat", 1)) not in ("0", "False", "false"),
-                         stderr=stderr, rate_limited=bool(w.rate_iops))
+                         same_offsets=self.same_offsets(w) if self.same_offsets else False, stderr=stderr,
+                         rate_limited=bool(w.rate_iops))
         for d in group.directions:
             bound = None
             if limits or group.cpu_pct is not None:
@@ -71,13 +80,50 @@ class Attributor:
                 # without published limits only the client's own CPU is a verdict worth showing
                 bound = bound_json(verdict, limits) if limits or verdict.kind == "cpu" else None
             d.bound = bound
-            d.warnings = pitfalls(d, facts, limits, bound)
+            d.warnings += pitfalls(d, facts, limits, bound)  # after what the engine or a pass said
             if isinstance(found, str):
                 d.warnings.append(found)
             if d.series is not None:
                 state = steady(d.series, bound.get("phases") if bound else None)
                 if state is not None and not state.achieved:
                     d.warnings.append(f"not steady: {state.text()}; run longer, or precondition the target")
+
+
+def provider_limits(prun: ProviderRun | None, provider: Provider,
+                    entry: MachineBase | None) -> Callable[[TargetModel], list[Limit]]:
+    """A machine's limits on a target: what the cloud told the run, else the provider's tables."""
+    def limits(target: TargetModel) -> list[Limit]:
+        told = prun.limits(entry, target) if prun is not None else None
+        return told if told is not None else provider.limits(entry, target)
+
+    return limits
+
+
+def merged(hosts: Sequence[Attributor], same_offsets: Callable[[Workload], bool] | None = None) -> Attributor:
+    """The attribution of a client group's merge: every client's limits, summed."""
+    return Attributor(lambda target: summed([h.limits_of(target) for h in hosts]), same_offsets=same_offsets)
+
+
+def summed(per_host: Sequence[Sequence[Limit]]) -> list[Limit]:
+    """The caps that hold for several hosts together: each one every host has, its values added
+    (a cap one host lacks does not bound the sum). Burst minutes: the shortest host's."""
+    if not per_host:
+        return []
+    out = []
+    for first in per_host[0]:
+        same = [next((lim for lim in limits if _same_cap(lim, first)), None) for limits in per_host]
+        found = [lim for lim in same if lim is not None]
+        if len(found) < len(per_host):
+            continue
+        scopes = list(dict.fromkeys(lim.scope for lim in found))
+        minutes = [lim.minutes for lim in found if lim.minutes is not None]
+        out.append(replace(first, value=sum(lim.value for lim in found), minutes=min(minutes) if minutes else None,
+                           scope=f"{len(found)} x {scopes[0]}" if len(scopes) == 1 else " + ".join(scopes)))
+    return out
+
+
+def _same_cap(a: Limit, b: Limit) -> bool:
+    return (a.kind, a.direction, a.cache_miss_only, a.burst) == (b.kind, b.direction, b.cache_miss_only, b.burst)
 
 
 def _size(value: str | int | None) -> int:

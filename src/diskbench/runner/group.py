@@ -1,10 +1,12 @@
 """A client group's part of a run: every client reached, the shared target mounted everywhere,
-``fio --server`` on each, and each unit run once from the controller for all clients at once.
+the engine's server on each, and each unit run once from here for all clients at once.
 
-Connection setup, preparation and server start happen in parallel (one thread per client), so
-the controller's fixed cost per run grows little with the number of clients. A client that
-cannot be reached or prepared fails the group's units with a message naming it; a client
-missing from the results marks the unit failed (partial), never a silently smaller total.
+Set-up (connecting, learning the engine, preparing the target, starting the servers) and the
+stop run on every client at once (a few threads at a time), so the controller's fixed cost per
+run grows little with the number of clients. A client that cannot be reached or prepared fails
+the group's units with a message naming it. The engine's multi-host mode says how a server
+starts and how a unit is driven; the client platform's shell how a server stops and which
+address it listens on; the clients' provider makes the volume when the target is one.
 """
 
 from __future__ import annotations
@@ -13,45 +15,42 @@ import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from .. import registry
-from ..engines.base import Place
-from ..engines.fio import clientserver as cs
-from ..errors import DiskbenchError, ExecutionError, SafetyError
+from ..engines.base import Endpoint, MultiHost, Place
+from ..errors import DiskbenchError, ExecutionError, SafetyError, Unavailable
 from ..executors.base import Executor
-from ..model import GroupResult
-from ..plan import LOCAL, Plan, PlannedJob
+from ..executors.local import LocalExecutor
+from ..plan import LOCAL, PlannedJob
 from ..platforms.base import Prepared
 from ..profile import writes
-from ..store import now_iso
+from ..profile.shared import SharedBase
+from .attribute import Attributor, merged, provider_limits
+from .client_group import ClientGroup, Seat
+from .host import cpus, learn
 from .leftovers import journal
-from .options import RunOptions, RunOutcome
-from .recorder import unit_dir
-from .testbed import testbed_key
-from .unit import summary
+from .pipeline import run_unit
+from .state import RunState
 
 if TYPE_CHECKING:
     from ..executors.hostkeys import HostKeyTrust
-    from .runner import Runner
 
-T = TypeVar("T")
 SERVER_WAIT_S = 20.0
 PARALLEL = 8  # clients set up at once: each step is a burst of SSH commands, CPU-bound on both ends
 
 
 @dataclass
 class Client:
-    """One client of the group: its job, connection, prepared target and fio server."""
+    """One client of the group: its job, connection, prepared target, server and attribution."""
 
     job: PlannedJob
     ex: Executor | None = None
     prepared: Prepared | None = None
-    bind: str = ""
-    pidfile: str = ""
-    facts: dict[str, Any] = field(default_factory=dict)
+    stop: list[str] | None = None  # the command that stops its server, once one was started
+    version: str | None = None
+    attributor: Attributor | None = None
 
     @property
     def name(self) -> str:
@@ -63,49 +62,71 @@ class Client:
 
 
 class GroupWork:
-    def __init__(self, runner: Runner, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
-                 total: int, outcome: RunOutcome) -> None:
-        self.runner, self.run_id, self.jobs, self.plan = runner, run_id, jobs, plan
-        self.options, self.total, self.outcome = options, total, outcome
-        self.store, self.ui = runner.store, runner.ui
-        shared = plan.profile.profile.shared
-        self.port = shared.port if shared is not None else 8765
-        self.ports = shared.ports if shared is not None else {}
+    def __init__(self, state: RunState, jobs: list[PlannedJob], shared: SharedBase) -> None:
+        self.state, self.jobs = state, jobs
+        self.port, self.ports, self.volume = shared.port, shared.ports, shared.volume
         self.target = jobs[0].target
         self.clients = [Client(c) for c in jobs[0].clients]
-        self.version: str | None = None
-        self._merged: list[GroupResult] = []
+        self.engine = registry.engines.get(jobs[0].engine)
 
     # --- the whole group ----------------------------------------------------------------------
     def run(self, trust: HostKeyTrust | None) -> None:
         try:
-            self._shared_volume()
+            mode = self._mode()
+            self._make_volume()
             self._each("connecting", lambda c: self._acquire(c, trust))
-            self._each("checking fio", self._learn)
+            self.state.reach()
+            self._each(f"checking {self.engine.name}", self._learn)
+            version = self._one_version(mode)
             self._each("preparing the shared target", self._prepare)
-            self._each("starting fio --server", self._serve)
-            for job in self.jobs:
-                if self.runner.stopped:
-                    return
-                ok = self._unit(job)
-                self.runner.tally(self.outcome, ok)
+            self._each(f"starting {self.engine.name} servers", lambda c: self._serve(c, mode))
+            self._units(mode, version)
         except DiskbenchError as exc:
-            self.runner.fail_unfinished(self.run_id, self.jobs, exc, self.outcome)
+            self.state.fail_unfinished(self.jobs, exc)
         finally:
             self._each("stopping", self._stop, raise_first=False)
 
-    def _shared_volume(self) -> None:
-        """A volume the clients' provider makes for the run (ANF): its export becomes the target."""
-        from ..plan_group import ANF_PENDING
+    def _units(self, mode: MultiHost, version: str | None) -> None:
+        """Each unit in turn, driven from this machine by an executor of its own (Ctrl-C stops it)."""
+        total = merged([c.attributor for c in self.clients if c.attributor is not None], mode.same_offsets)
+        with self.state.active(LocalExecutor()) as controller:
+            for job in self.jobs:
+                if self.state.stopped:
+                    return
+                self._unit(job, ClientGroup(self.engine, mode, version, self._seats(job), controller, total))
 
-        shared = self.plan.profile.profile.shared
-        if getattr(self.target, "nfs", None) != ANF_PENDING or shared is None or shared.anf is None:
+    def _unit(self, job: PlannedJob, drive: ClientGroup) -> bool:
+        return run_unit(self.state, job, drive)
+
+    def _seats(self, job: PlannedJob) -> list[Seat]:
+        seats = []
+        for c in self.clients:
+            assert c.prepared is not None and c.attributor is not None
+            place = Place(job.workload, job.target_label, c.prepared.directory, c.prepared.filename)
+            seats.append(Seat(c.name, Endpoint(c.address, self._port(c)), place, c.attributor))
+        return seats
+
+    def _mode(self) -> MultiHost:
+        mode = self.engine.multi_host()
+        if mode is None:  # the plan refuses such a profile; a plugin registered later may still get here
+            raise Unavailable(f"{self.engine.name} cannot run one job on many hosts at once")
+        return mode
+
+    def _make_volume(self) -> None:
+        """A volume the clients' provider makes for the run: its export becomes the shared target."""
+        if self.volume is None:
             return
-        prun = self.runner.provider_runs[self.clients[0].job.provider]
-        make = getattr(prun, "shared_volume", None)
-        if make is None:
-            raise ExecutionError(f"shared.anf needs Azure machines as clients, not {self.clients[0].job.provider}")
-        self.target = self.target.model_copy(update={"nfs": make(shared.anf)})
+        prun = self.state.provider_runs[self.clients[0].job.provider]
+        self.target = self.target.model_copy(update={"nfs": prun.shared_volume(self.volume.spec)})
+
+    def _one_version(self, mode: MultiHost) -> str | None:
+        """The engine's version, which must be the same on every client for its servers to work together."""
+        first = self.clients[0]
+        other = next((c for c in self.clients if c.version != first.version), None)
+        if other is not None:
+            raise ExecutionError(f"client {other.name}: {self.engine.name} {other.version}, but {first.name} runs "
+                                 f"{first.version} (one job on many hosts needs one version everywhere)")
+        return first.version
 
     def _each(self, what: str, step: Callable[[Client], None], raise_first: bool = True) -> None:
         """``step`` on every client at once; the first client that fails is named in the error."""
@@ -133,54 +154,44 @@ class GroupWork:
         if c.job.provider == LOCAL:
             raise ExecutionError("a client group runs on hosts or machines, not on this machine")
         assert trust is not None
-        ex, first = self.runner.provider_runs[c.job.provider].acquire(c.job, trust)
+        ex, first = self.state.provider_runs[c.job.provider].acquire(c.job, trust)
         c.ex, c.job = ex, replace(c.job, host=first.host)
 
     def _learn(self, c: Client) -> None:
         assert c.ex is not None
-        platform = registry.platforms.get(c.ex.platform)
-        engine = registry.engines.get("fio")
-        host = c.job.host
-        version = engine.ensure(c.ex, platform, install=host.install_fio if host else False,
-                                host=c.name, line=self.ui.line)
-        facts = {**platform.host_facts(c.ex), "fio_version": version}
-        self.version = self.version or facts["fio_version"]
-        if facts["fio_version"] != self.version:
-            raise ExecutionError(f"{c.name}: fio {facts['fio_version']}, but other clients run {self.version} "
-                                 "(fio client/server needs one version everywhere)")
-        self.store.add_host_facts(self.run_id, c.name, facts)
+        facts, versions = learn(self.state.store, self.state.run_id, c.ex, registry.platforms.get(c.ex.platform),
+                                [self.engine], name=c.name, host=c.job.host, line=self.state.ui.line)
+        c.version = versions[self.engine.name]
+        prun = self.state.provider_runs[c.job.provider]
+        limits = provider_limits(prun, registry.providers.get(c.job.provider), c.job.entry)
+        c.attributor = Attributor(limits, cpus=cpus(facts))
 
     def _prepare(self, c: Client) -> None:
         assert c.ex is not None
         platform = registry.platforms.get(c.ex.platform)
         preparer = platform.preparer(c.ex, devices=registry.providers.get(c.job.provider).device_map(),
-                                     allowed=[], name=c.name, run_id=self.run_id,
-                                     scratch_base=platform.default_scratch_base(c.ex), line=self.ui.line,
-                                     journal=journal(self.store, self.run_id, c.name), exclusive=False)
+                                     allowed=[], name=c.name, run_id=self.state.run_id,
+                                     scratch_base=platform.default_scratch_base(c.ex), line=self.state.ui.line,
+                                     journal=journal(self.state.store, self.state.run_id, c.name), exclusive=False)
         c.prepared = preparer.prepare(self.target, any(writes(j.workload.rw) for j in self.jobs))
 
-    def _serve(self, c: Client) -> None:
-        """fio --server on the address the controller reached the client at (its own side of SSH)."""
+    def _serve(self, c: Client, mode: MultiHost) -> None:
+        """The engine's server on the address the controller reached the client at (its own side of SSH)."""
         assert c.ex is not None
-        seen = c.ex.run(["sh", "-c", "echo $SSH_CONNECTION"]).stdout.split()
-        c.bind = seen[2] if len(seen) == 4 else c.address
-        work = c.ex.workspace(self.store.run_artifacts(self.run_id))
-        c.pidfile = f"{work}/{cs.SERVER_PIDFILE}"
-        c.ex.run(["mkdir", "-p", work])
-        out = c.ex.run(cs.server_command(c.bind, self.port, c.pidfile), privileged=True, timeout=30)
+        shell = registry.platforms.get(c.ex.platform).shell()
+        root = c.ex.workspace_root(make=True)
+        pidfile = f"{root}/{mode.pidfile}"
+        c.stop = shell.stop_pidfile(pidfile) if root is not None else None
+        if c.stop is None:
+            raise ExecutionError(f"{c.name}: a {c.ex.platform} host cannot run an engine server diskbench can stop")
+        ask = shell.reached_address()
+        bind = (c.ex.run(ask).stdout.strip() if ask else "") or c.address
+        out = c.ex.run(mode.serve(bind, self.port, pidfile), privileged=True, timeout=30)
         if out.returncode != 0:
             detail = (out.stderr or out.stdout).strip().splitlines()
-            raise ExecutionError(f"{c.name}: fio --server did not start: {detail[-1] if detail else out.returncode}")
-        deadline = time.monotonic() + SERVER_WAIT_S
-        while True:
-            with socket.socket(socket.AF_INET6 if ":" in c.address else socket.AF_INET) as s:
-                s.settimeout(2)
-                if s.connect_ex((c.address, self._port(c))) == 0:
-                    return
-            if time.monotonic() > deadline:
-                raise ExecutionError(f"{c.name}: fio --server on {c.bind}:{self.port} cannot be reached from "
-                                     f"here at {c.address}:{self._port(c)}", hint="is a firewall in the way?")
-            time.sleep(0.1)
+            raise ExecutionError(f"{c.name}: the {self.engine.name} server did not start: "
+                                 f"{detail[-1] if detail else out.returncode}")
+        _reachable(c.name, c.address, self._port(c), f"{bind}:{self.port}")
 
     def _port(self, c: Client) -> int:
         return self.ports.get(c.name, self.port)
@@ -188,96 +199,28 @@ class GroupWork:
     def _stop(self, c: Client) -> None:
         if c.ex is None:
             return
+        platform = registry.platforms.get(c.ex.platform)
         try:
-            if c.pidfile:
-                # the server is gone before the client counts as released (up to 5 s, then KILL)
-                c.ex.run(["sh", "-c", f"if test -f {c.pidfile}; then p=$(cat {c.pidfile}); kill $p; i=0; "
-                          "while kill -0 $p 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
-                          f"kill -9 $p 2>/dev/null; fi; rm -f {c.pidfile}"], privileged=True, timeout=30)
+            if c.stop is not None:  # the server is gone before the client counts as released
+                c.ex.run(c.stop, privileged=True, timeout=30)
             if c.prepared is not None:
                 c.prepared.release()
             root = c.ex.workspace_root()
             if root is not None:
-                registry.platforms.get(c.ex.platform).remove_workspace(c.ex, root)
+                platform.remove_workspace(c.ex, root)
         finally:
             c.ex.close()
 
-    # --- one unit -----------------------------------------------------------------------------
-    def _unit(self, job: PlannedJob) -> bool:
-        engine = registry.engines.get(job.engine)
-        art = unit_dir(self.store, self.run_id, job)
-        art.mkdir(parents=True, exist_ok=True)
-        pairs, rendered = [], ""
-        for c in self.clients:
-            assert c.prepared is not None
-            place = Place(job.workload, job.target_label, c.prepared.directory, c.prepared.filename)
-            text = engine.render(replace(job, machine=c.name), [place])
-            rendered = rendered or text
-            path = art / f"{c.name}.job{engine.job_suffix}"
-            path.write_text(text, encoding="utf-8")
-            pairs.append((c.address, self._port(c), str(path)))
-        self.store.update_job(self.run_id, job.key, status="running", started=now_iso(), rendered=rendered,
-                              message=None, testbed=testbed_key(job, engine.testbed_text(rendered), engine.name,
-                                                                self.version))
-        label = f"{job.workload.name} on {job.target_label} @ {job.machine} ({len(self.clients)} clients)"
-        from ..executors.local import LocalExecutor
 
-        local = LocalExecutor()  # its own: Ctrl-C stops this fio --client through the runner
-        self.runner._active[job.machine] = local
-        output = art / engine.output_name
-        try:
-            with self.ui.job(self.runner.next_index(), self.total, label, job.expected_s, 0.0) as tracker:
-                rc = local.stream(cs.client_command(pairs, str(output)), on_output=lambda _t: None,
-                                  timeout=job.expected_s * 3 + 120, stdout_path=art / "stdout.txt",
-                                  stderr_path=art / "stderr.txt", workdir=str(art))
-        finally:
-            self.runner._active.pop(job.machine, None)
-        (art / "exit_code").write_text(f"{rc}\n")
-        if self.runner.stopped:
-            self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
-            return False
-        message = self._store(job, art, output, rc)
-        ok = message is None
-        self.store.update_job(self.run_id, job.key, status="done" if ok else "failed", finished=now_iso(),
-                              exit_code=rc, message=message)
-        if ok:
-            self.ui.job_done(tracker, "done, " + summary(self._merged))
-        else:
-            self.ui.line(f"{label}: FAILED: {message}")
-            with self.runner._lock:
-                self.outcome.messages.append(f"{label}: {message}")
-        return ok
-
-    def _store(self, job: PlannedJob, art: Path, output: Path, rc: int) -> str | None:
-        """Each client's rows and the merged rows; the reason the unit failed, or None."""
-        text = output.read_text(errors="replace") if output.exists() else ""
-        try:
-            merged, per_client, _doc = cs.client_results(text, str(output))
-        except DiskbenchError as exc:
-            return self._why(art, rc) or str(exc)
-        by_address = {f"{c.address},{self._port(c)}": c.name for c in self.clients}
-        where = {"workload": job.workload.name, "target": job.target_label, "repeat": job.repeat}
-        rows = [(g, {**where, "host": by_address.get(a, a)}) for a, groups in per_client.items() for g in groups]
-        self._merged = merged
-        missing = [c.name for c in self.clients if f"{c.address},{self._port(c)}" not in per_client]
-        failed = [by_address.get(a, a) for a, gs in per_client.items() if any(g.errors for g in gs)]
-        if missing or failed:  # a total without them would look like a slower system: none is stored
-            who = ", ".join(missing + failed)
-            self.store.add_results_many(self.run_id, job.key, rows)
-            return f"partial: client(s) {who} did not finish the job; other clients' rows kept, no total"
-        for group in merged:
-            group.hosts = [c.name for c in self.clients]
-        self.store.add_results_many(self.run_id, job.key, rows + [(g, {**where, "host": job.machine}) for g in merged])
-        if rc != 0:
-            return self._why(art, rc) or f"fio exit {rc}"
-        return None
-
-    def _why(self, art: Path, rc: int) -> str | None:
-        """The first line fio wrote about the failure, with the client's name for its address."""
-        path = art / "stderr.txt"
-        lines = [ln.strip() for ln in (path.read_text(errors="replace") if path.exists() else "").splitlines()
-                 if ln.strip()]
-        line = next((ln for ln in lines if "fio:" in ln or "error" in ln.lower()), lines[0] if lines else "")
-        for c in self.clients:
-            line = line.replace(c.address, f"{c.name} ({c.address})") if c.address in line else line
-        return f"fio exit {rc}: {line}" if line else None
+def _reachable(name: str, address: str, port: int, listening: str) -> None:
+    """Wait until the server answers at ``address:port`` from here (a firewall or NAT may be in the way)."""
+    deadline = time.monotonic() + SERVER_WAIT_S
+    while True:
+        with socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET) as s:
+            s.settimeout(2)
+            if s.connect_ex((address, port)) == 0:
+                return
+        if time.monotonic() > deadline:
+            raise ExecutionError(f"{name}: the server on {listening} cannot be reached from here at {address}:{port}",
+                                 hint="is a firewall in the way?")
+        time.sleep(0.1)

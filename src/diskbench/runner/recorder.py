@@ -32,6 +32,8 @@ class Recorder(Protocol):
 
     def lock_run(self, run_id: str) -> None: ...
 
+    def delete_run(self, run_id: str) -> None: ...
+
     def renew_lock(self, run_id: str) -> bool: ...
 
     def add_prepared(self, run_id: str, host: str, kind: str, what: str, detail: dict[str, Any]) -> int: ...
@@ -68,6 +70,10 @@ class Recorder(Protocol):
     def drop_results(self, run_id: str, job_key: str) -> None: ...
 
     def run_artifacts(self, run_id: str) -> Path: ...
+
+    def keep_artifacts(self, run_id: str, folder: Path | None = None) -> int:
+        """A unit's folder is final (its results committed, its output gzip'd): keep its files
+        where every reader of the store reaches them (a shared store's database or object store)."""
 
 
 def unit_dir(store: Recorder, run_id: str, job: PlannedJob) -> Path:
@@ -116,6 +122,10 @@ class MemoryRecorder:
 
     def lock_run(self, run_id: str) -> None:
         """A run in memory belongs to this process alone."""
+
+    def delete_run(self, run_id: str) -> None:
+        for table in (self.runs, self.jobs, self.results):
+            table.pop(run_id, None)
 
     def renew_lock(self, run_id: str) -> bool:
         return True
@@ -197,3 +207,7 @@ class MemoryRecorder:
         path = self.root / run_id
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def keep_artifacts(self, run_id: str, folder: Path | None = None) -> int:
+        """Raw outputs in memory's temporary folder are read from there."""
+        return 0

@@ -1,10 +1,11 @@
 """plan -> results: the runner orchestrates, and only that.
 
-It asks the plan for units of work, each machine's provider for an executor, the host's
-platform for prepared targets, the unit's engine for job files, commands and results, and the
-recorder (the store) to commit every step. Machines run in parallel threads, the units of one
-machine one after another; one failing machine does not stop the others. An interrupted run
-can be shown and resumed, and raw outputs are always kept.
+It asks the plan for units of work and the providers for their part of the run, gives each
+machine (or client group) a thread of its own with the run's shared state (``RunState``, never
+the runner), and commits the run's start and end to the recorder; a machine's part prepares
+its targets and sends each unit down the one unit path (``pipeline``). Machines run in
+parallel, the units of one machine one after another; one failing machine does not stop the
+others. An interrupted run can be shown and resumed, and raw outputs are always kept.
 """
 
 from __future__ import annotations
@@ -18,23 +19,27 @@ from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
-from ..errors import DiskbenchError, Interrupted, SafetyError, Unavailable, UsageError
+from ..errors import DiskbenchError, Interrupted, Unavailable, UsageError
 from ..executors.base import Executor
 from ..plan import LOCAL, Plan, PlannedJob, build_plan
 from ..profile import LoadedProfile, parse_profile
 from ..providers.base import ProviderRun, RunContext
-from ..store import new_run_id, now_iso
+from ..store import new_run_id
 from ..store.lock import heartbeat
+from .group import GroupWork
 from .leftovers import stop_local_engines
 from .machine import MachineWork
 from .options import RunOptions, RunOutcome
 from .progress import NullProgress, Progress
 from .recorder import Recorder, unit_dir
+from .state import RunState
 
 if TYPE_CHECKING:
     from ..executors.hostkeys import HostKeyTrust
 
 __all__ = ["Interrupted", "RunOptions", "RunOutcome", "Runner"]
+
+NOT_RUN = "not run"  # no machine was reached: the run was forgotten
 
 
 class Runner:
@@ -43,10 +48,6 @@ class Runner:
         self.ui: Progress = ui or NullProgress()
         self.local = executor
         self.provider_runs: dict[str, ProviderRun] = {}
-        self._stop = threading.Event()
-        self._active: dict[str, Executor] = {}
-        self._counter = 0
-        self._lock = threading.Lock()
         self.local_versions: dict[str, str | None] = {}  # engines found on this machine by _check_local
 
     # --- entry points -----------------------------------------------------------------------
@@ -66,7 +67,7 @@ class Runner:
                  "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
                 for j in plan.jobs
             ])
-        return self._execute(run_id, plan, plan.jobs, options)
+        return self._execute(run_id, plan, plan.jobs, options, fresh=True)
 
     def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
         run = self.store.get_run(run_ref)
@@ -146,7 +147,7 @@ class Runner:
                                      hint=f"install it with `apt-get install -y {engine.name}`, then run again")
         for job in local:  # a typo in --target is caught before a run is recorded
             for part in job.parts:
-                path = getattr(part.target, "dir", None)
+                path = str(part.target.value) if part.target.kind == "dir" else None
                 if path and not platform.is_dir(ex, path):
                     raise UsageError(f"target directory {path} does not exist",
                                      hint="create it, or pass an existing directory to --target")
@@ -165,7 +166,10 @@ class Runner:
                 self.provider_runs[name] = registry.providers.get(name).start(ctx)
 
     # --- the run ----------------------------------------------------------------------------
-    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob], options: RunOptions) -> RunOutcome:
+    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob], options: RunOptions, *,
+                 fresh: bool = False) -> RunOutcome:
+        """Every machine's part at once; ``fresh``: a new run on hosts, forgotten again when none
+        could be reached (nothing ran: a record would only say "failed" and suggest a resume)."""
         outcome = RunOutcome(run_id, "running")
         by_machine: dict[str, list[PlannedJob]] = {}
         for job in todo:
@@ -173,18 +177,21 @@ class Runner:
         self.ui.line(f"run {run_id}: profile {plan.profile.profile.name}, {len(todo)} job(s) on "
                      f"{len(by_machine)} machine(s): {', '.join(by_machine)}")
         trust = self._trust(todo, options)
-        total = len(todo)
+        state = RunState(run_id, self.store, self.ui, len(todo), outcome, self.provider_runs)
+        # Only where reaching a machine is connecting to it: a cloud's failed creation has left
+        # resources to account for, and its run stays on record with what became of each.
+        fresh = fresh and not any(registry.providers.get(name).creates_machines for name in plan.providers())
+        state.quiet_failures = fresh and len(by_machine) == 1
         try:
             with heartbeat(self.store, run_id), self.ui.session(), \
                     ThreadPoolExecutor(max_workers=max(1, len(by_machine))) as pool:
-                futures = [pool.submit(self._machine, run_id, jobs, plan, options, trust, total, outcome)
-                           for jobs in by_machine.values()]
+                futures = [pool.submit(self._part, state, jobs, plan, options, trust) for jobs in by_machine.values()]
                 try:
                     pending = set(futures)
                     while pending:
                         _, pending = wait(pending, timeout=0.2)
                 except KeyboardInterrupt:
-                    self._interrupt()
+                    self._interrupt(state)
                     self._teardown(options)  # at once: a cloud cancels what is still being created
                     wait(futures)
                     self.store.finish_run(run_id, "interrupted")
@@ -202,12 +209,25 @@ class Runner:
             self.store.finish_run(run_id)
             raise
         else:  # finished before teardown: a cloud that fails to delete does not leave the run "running"
+            if fresh and state.nothing_ran:
+                self._forget(run_id)
+                outcome.status = NOT_RUN
+                return outcome
             if trust is not None and trust.seen:
                 self.store.update_run(run_id, options={**options.to_json(), "host_keys": trust.seen})
             outcome.status = self.store.finish_run(run_id)
         finally:
             self._teardown(options)
+            if outcome.status == NOT_RUN:
+                raise _not_run(outcome, len(by_machine))
         return outcome
+
+    def _forget(self, run_id: str) -> None:
+        """A run that reached no machine leaves no record: its row and its (empty) artifacts folder."""
+        import shutil
+
+        self.store.delete_run(run_id)
+        shutil.rmtree(self.store.run_artifacts(run_id), ignore_errors=True)
 
     def _trust(self, todo: list[PlannedJob], options: RunOptions) -> HostKeyTrust | None:
         """Known host keys, for runs that reach machines over SSH (a local run needs none)."""
@@ -240,65 +260,28 @@ class Runner:
             with _teardown_guard(self.ui):
                 prun.teardown()
 
-    def _interrupt(self) -> None:
-        self._stop.set()
+    def _interrupt(self, state: RunState) -> None:
+        state.interrupt()
         for prun in self.provider_runs.values():
             prun.stopping.set()
-        for ex in list(self._active.values()):
-            ex.interrupt()
 
-    def fail(self, run_id: str, jobs: list[PlannedJob], error: DiskbenchError | str, outcome: RunOutcome) -> None:
-        """These jobs failed with ``error``; a refusal of the safety rule is kept apart (exit 6)."""
-        message = str(error)
-        for job in jobs:
-            self.store.update_job(run_id, job.key, status="failed", finished=now_iso(), message=message)
-        with self._lock:
-            outcome.failed += len(jobs)
-            outcome.messages.append(message)
-            if isinstance(error, SafetyError):
-                outcome.refused.append(message)
-        self.ui.line(f"FAILED: {message}")
-
-    def tally(self, outcome: RunOutcome, ok: bool) -> None:
-        """One unit finished (``ok``) or failed: counted under the runner's lock."""
-        with self._lock:
-            outcome.done += ok
-            outcome.failed += not ok
-
-    def fail_unfinished(self, run_id: str, jobs: list[PlannedJob], error: DiskbenchError | str,
-                        outcome: RunOutcome) -> None:
-        """What stopped a machine or group (its connection, its preparation) fails the jobs it left."""
-        status = {j["key"]: j["status"] for j in self.store.get_jobs(run_id)}
-        self.fail(run_id, [j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error,
-                  outcome)
-
-    def next_index(self) -> int:
-        with self._lock:
-            self._counter += 1
-            return self._counter
-
-    @property
-    def stopped(self) -> bool:
-        return self._stop.is_set()
-
-    def _machine(self, run_id: str, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
-                 trust: HostKeyTrust | None, total: int, outcome: RunOutcome) -> None:
-        if jobs[0].clients:  # one unit on many clients at once (profile shared:)
-            from .group import GroupWork
-
-            GroupWork(self, run_id, jobs, plan, options, total, outcome).run(trust)
+    def _part(self, state: RunState, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
+              trust: HostKeyTrust | None) -> None:
+        """One machine's units, or one client group's (a profile's ``shared:``), on this thread."""
+        shared = plan.profile.profile.shared
+        if jobs[0].clients and shared is not None:
+            GroupWork(state, jobs, shared).run(trust)
             return
-        work = MachineWork(self, run_id, jobs, plan, options, total, outcome)
-        try:
-            ex = work.acquire(self.provider_runs[jobs[0].provider], trust)
-        except DiskbenchError as exc:
-            self.fail(run_id, jobs, exc, outcome)
-            return
-        self._active[jobs[0].machine] = ex
-        try:
-            work.run(ex)
-        finally:
-            self._active.pop(jobs[0].machine, None)
+        local = self.local_executor() if jobs[0].provider == LOCAL else None
+        MachineWork(state, jobs, plan, options, local=local, known=self.local_versions).run(trust)
+
+
+def _not_run(outcome: RunOutcome, machines: int) -> DiskbenchError:
+    """The one error of a run that reached none of its machines."""
+    reasons = list(dict.fromkeys(outcome.messages))
+    if machines == 1 and len(reasons) == 1:
+        return DiskbenchError(f"{reasons[0]}; nothing ran, no run was stored")
+    return DiskbenchError(f"no machine could be reached ({'; '.join(reasons)}); nothing ran, no run was stored")
 
 
 @contextmanager

@@ -19,7 +19,7 @@ from ..executors.base import Executor
 from ..model import GroupResult
 from ..plan import PlannedJob
 from ..store.raw import compress
-from ..units import human_bytes, parse_duration
+from ..units import parse_duration
 from .progress import JobTracker
 
 WARMUP_PASS_S = 10.0
@@ -203,12 +203,3 @@ def _warmup(ex: Executor, engine: Engine, job: PlannedJob, warm: Sequence[tuple[
             return
         previous = rate
 
-
-def summary(groups: list[GroupResult]) -> str:
-    parts = []
-    for g in groups:
-        for d in g.directions:
-            p99 = d.clat.percentiles.get("p99") if d.clat else None
-            lat = f", p99 {p99:.0f} µs" if p99 is not None else ""
-            parts.append(f"{d.direction} {d.iops:,.0f} IOPS {human_bytes(d.bw_bytes_per_s)}/s{lat}")
-    return "; ".join(parts)

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, ClassVar
 from ...executors.base import Executor
 from ...model import GroupResult
 from ...profile import Workload
-from ..base import Engine, Parsed, Place
+from ..base import Engine, MultiHost, Parsed, Place
 
 if TYPE_CHECKING:
-    from ...doctor import Check
+    from ...check import Check
     from ...plan import PlannedJob
     from ...platforms.base import Platform
     from ...runner.progress import JobTracker
@@ -107,6 +107,12 @@ class FioEngine(Engine):
         attach_series(art, groups)
         return groups, message
 
+    def multi_host(self) -> MultiHost:
+        """fio's client/server mode: ``fio --server`` on every client, one ``fio --client`` here."""
+        from .clientserver import ClientServer
+
+        return ClientServer()
+
     def sniff(self, text: str) -> bool:
         return '"fio version"' in text or '"client_stats"' in text
 
@@ -122,7 +128,7 @@ class FioEngine(Engine):
         return super().warmup(workload, seconds).model_copy(update={"ioengine": "libaio"})
 
     def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
-        from ...doctor import Check
+        from ...check import Check
 
         version = self.version(ex)
         if version is None:

@@ -76,6 +76,17 @@ class PosixShell(Shell):
                 f"flock -n -E 75 \"$f\" sh -c {q(hold)} \"$f\" || "
                 "{ r=$?; [ $r = 75 ] && cat \"$f.who\" 2>/dev/null; exit $r; }\n")
 
+    def stop_pidfile(self, pidfile: str) -> list[str]:
+        """TERM, up to 5 s for the daemon to go, then KILL; the pid file goes too."""
+        f = shlex.quote(pidfile)
+        return ["sh", "-c", f"if test -f {f}; then p=$(cat {f}); kill $p; i=0; "
+                "while kill -0 $p 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; "
+                f"kill -9 $p 2>/dev/null; fi; rm -f {f}"]
+
+    def reached_address(self) -> list[str]:
+        """The third of ``$SSH_CONNECTION``'s fields (client address and port, server address and port)."""
+        return ["sh", "-c", 'set -- $SSH_CONNECTION; [ $# = 4 ] && printf "%s\\n" "$3"']
+
     def session(self) -> str:
         # the login shell, which ran every command when each had its own channel (bash's kill
         # takes `--`, dash's does not)

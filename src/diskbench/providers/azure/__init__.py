@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ...attribution.limit import Limit
-    from ...doctor import Check
+    from ...check import Check
     from ...executors.base import Executor
     from ...plan import Plan
     from ...platforms.base import DeviceMap
@@ -36,6 +36,12 @@ class AzureProvider(Provider):
         from .schema import Machine
 
         return Machine
+
+    def shared_volumes(self) -> dict[str, type[BaseModel]]:
+        """``shared: anf:``: an Azure NetApp Files volume made for the run."""
+        from .anf import AnfVolume
+
+        return {"anf": AnfVolume}
 
     def platform(self, machine: MachineBase) -> str:
         return str(getattr(machine, "os", "linux"))
@@ -56,7 +62,7 @@ class AzureProvider(Provider):
         import json
         import os
 
-        from ...doctor import Check
+        from ...check import Check
 
         config = Path(os.environ.get("AZURE_CONFIG_DIR", Path.home() / ".azure"))
         env = [k for k in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE")

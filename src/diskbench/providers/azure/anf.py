@@ -1,22 +1,58 @@
-"""Azure NetApp Files for a scale-out run: account, capacity pool and volume, made and deleted.
+"""Azure NetApp Files for a scale-out run: the profile's ``shared: anf:`` block, and the account,
+capacity pool and volume made for the run and deleted with it.
 
 The volume lives in the run's resource group, on a subnet of the run's VNet delegated to
 ``Microsoft.NetApp/volumes`` (ANF requires one), exported to the VNet's benchmark subnet only.
 A capacity pool is bought in whole TiB; its service level fixes the throughput per TiB, which
-pre-flight checks against what the profile asks for. Everything is deleted volume first, then
-pool, then account (ANF refuses to delete a pool that holds a volume), before the group goes.
+the profile's schema checks against what the profile asks for. Everything is deleted volume
+first, then pool, then account (ANF refuses to delete a pool that holds a volume), before the group goes.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import Field, model_validator
+
+from ...profile.shared import VolumeSpec
 from .netspec import SUBNET_PREFIX
 
 if TYPE_CHECKING:
-    from ...profile.shared import AnfVolume
     from .session import AzureSession
+
+MIB_PER_TIB = {"Standard": 16.0, "Premium": 64.0, "Ultra": 128.0}  # NetApp service levels, per provisioned TiB
+
+
+class AnfVolume(VolumeSpec):
+    """An Azure NetApp Files volume diskbench creates for the run (and deletes with it)."""
+
+    service_level: Literal["Standard", "Premium", "Ultra"] = "Premium"
+    size_gib: int = Field(4096, ge=50, le=102400, description="volume quota in GiB (pool >= 1 TiB)")
+    throughput_mibps: float | None = Field(
+        None, gt=0, description="manual QoS throughput; default: the service level's (auto QoS)")
+    protocol: Literal["NFSv3", "NFSv4.1"] = "NFSv3"
+
+    @property
+    def pool_tib(self) -> int:
+        """The capacity pool: whole TiB, at least 1, large enough for the volume."""
+        return max(1, math.ceil(self.size_gib / 1024))
+
+    @property
+    def ceiling_mibps(self) -> float:
+        """The most the service level gives: the pool's TiB (manual QoS) or the volume's (auto QoS)."""
+        tib = self.pool_tib if self.throughput_mibps is not None else self.size_gib / 1024
+        return tib * MIB_PER_TIB[self.service_level]
+
+    @model_validator(mode="after")
+    def _throughput(self) -> AnfVolume:
+        if self.throughput_mibps is not None and self.throughput_mibps > self.ceiling_mibps:
+            raise ValueError(f"{self.throughput_mibps:g} MiB/s is more than a {self.pool_tib} TiB "
+                             f"{self.service_level} pool gives ({self.ceiling_mibps:g} MiB/s); raise size_gib "
+                             "or the service level")
+        return self
+
 
 ANF_SUBNET = "anf"
 ANF_SUBNET_PREFIX = "10.213.1.0/24"
@@ -26,22 +62,14 @@ USD_PER_GIB_HOUR = {"Standard": 0.000202, "Premium": 0.000403, "Ultra": 0.000538
 GIB = 1024**3
 
 
-def pool_tib(spec: AnfVolume) -> int:
-    return spec.pool_tib
-
-
-def ceiling_mibps(spec: AnfVolume) -> float:
-    return spec.ceiling_mibps
-
-
 def hourly_usd(spec: AnfVolume) -> float:
-    return pool_tib(spec) * 1024 * USD_PER_GIB_HOUR[spec.service_level]
+    return spec.pool_tib * 1024 * USD_PER_GIB_HOUR[spec.service_level]
 
 
 def cost_line(spec: AnfVolume) -> str:
     """One line: what the volume is and what it costs per hour (the pool is billed, not the volume)."""
-    return (f"anf: {spec.service_level} pool {pool_tib(spec)} TiB, volume {spec.size_gib} GiB, up to "
-            f"{spec.throughput_mibps or ceiling_mibps(spec):g} MiB/s; ~${hourly_usd(spec):.2f}/h "
+    return (f"anf: {spec.service_level} pool {spec.pool_tib} TiB, volume {spec.size_gib} GiB, up to "
+            f"{spec.throughput_mibps or spec.ceiling_mibps:g} MiB/s; ~${hourly_usd(spec):.2f}/h "
             "(approximate list price)")
 
 
@@ -53,8 +81,8 @@ def online_problems(session: AzureSession, spec: AnfVolume, region: str) -> list
         name = str(data.get("name", "")).rsplit("/", 1)[-1]
         props = data.get("properties", data)
         limit, used = props.get("current", props.get("default")), props.get("usage") or 0
-        if name == "totalTiBsPerSubscription" and limit is not None and used + pool_tib(spec) > limit:
-            problems.append(f"anf: {pool_tib(spec)} TiB more would exceed the subscription's NetApp quota "
+        if name == "totalTiBsPerSubscription" and limit is not None and used + spec.pool_tib > limit:
+            problems.append(f"anf: {spec.pool_tib} TiB more would exceed the subscription's NetApp quota "
                             f"({used} of {limit} TiB used in {region}); ask for more with a support request")
     return problems
 
@@ -64,7 +92,7 @@ def bodies(spec: AnfVolume, region: str, tags: dict[str, str], subnet_id: str,
     """Account, pool and volume request bodies."""
     account = {"location": region, "tags": tags, "properties": {}}
     pool = {"location": region, "tags": tags, "properties": {
-        "serviceLevel": spec.service_level, "size": pool_tib(spec) * 1024 * GIB,
+        "serviceLevel": spec.service_level, "size": spec.pool_tib * 1024 * GIB,
         "qosType": "Manual" if spec.throughput_mibps is not None else "Auto"}}
     v3 = spec.protocol == "NFSv3"
     volume: dict[str, Any] = {"location": region, "tags": tags, "properties": {
@@ -97,7 +125,7 @@ class AnfResources:
         account, pool, volume = bodies(spec, self.region, self.tags, subnet.id, self.token)
         anf = self.session.netapp
         self.line(cost_line(spec))
-        self.line(f"anf: creating account {self.account}, {spec.service_level} pool of {pool_tib(spec)} TiB")
+        self.line(f"anf: creating account {self.account}, {spec.service_level} pool of {spec.pool_tib} TiB")
         anf.accounts.begin_create_or_update(self.group, self.account, account).result()
         self.made.append("account")
         anf.pools.begin_create_or_update(self.group, self.account, self.pool, pool).result()

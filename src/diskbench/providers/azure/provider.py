@@ -20,7 +20,7 @@ from dataclasses import asdict, replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from azure.core.exceptions import ServiceResponseError
 
@@ -30,9 +30,8 @@ from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
 from ...plan import PlannedJob
 from ...profile import Host, MachineBase
-from ...profile.shared import AnfVolume
 from ..base import ProviderRun, StopWaiting
-from .anf import AnfResources
+from .anf import AnfResources, AnfVolume
 from .errors import arm
 from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, group_name, tags
 from .netspec import nic_body, nsg_body, public_ip_body, vnet_body
@@ -41,6 +40,9 @@ from .session import AzureSession
 from .sizes import SizeInfo
 from .skus import online_problems
 from .vmspec import ADMIN_USER, vm_body
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 
 class AzureRun(ProviderRun):
@@ -112,10 +114,12 @@ class AzureRun(ProviderRun):
             self.group, f"vnet-{region}", vnet_body(region, self.tags, nsg.id)).result()
         self._subnets[region] = vnet.subnets[0].id
 
-    def shared_volume(self, spec: AnfVolume) -> str:
+    def shared_volume(self, spec: BaseModel) -> str:
         """An Azure NetApp Files volume in the run's group and VNet; its export ``ADDRESS:/PATH``."""
         from .anf import online_problems
 
+        if not isinstance(spec, AnfVolume):
+            return super().shared_volume(spec)
         assert self.group is not None and self.region is not None
         with arm("checking the NetApp quota", self._exists()):
             problems = online_problems(self.session, spec, self.region)
@@ -140,7 +144,7 @@ class AzureRun(ProviderRun):
             raise
         targets = {name or "target": t for name, t in m.named_targets().items()}
         return Host(name=m.name, address=address, user=ADMIN_USER, key_file=str(self.key_file),
-                    sudo=m.os != "windows", host_key=host_key.fingerprint, install_fio=True, targets=targets,
+                    sudo=m.os != "windows", host_key=host_key.fingerprint, install_engine=True, targets=targets,
                     platform=m.os)
 
     def _resources(self, m: Machine, group: str, host_key: KeyPair) -> str:

@@ -1,0 +1,105 @@
+"""A unit on one machine: its engine on that machine's executor, with the passes before it.
+
+What the machine's part prepared comes in (the targets, the engine's version, the targets'
+facts, which files are laid out so far); the engine runs on the host (preconditioning, warming
+and draining first where the target or the workload asks, round after round for a steady
+state), and its output comes back parsed, with how the rounds or the draining ended noted on
+the results. The raw output is kept gzip'd once the results are committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..attribution.drain import Verdict
+from ..attribution.limit import Limit
+from ..attribution.steady_state import SteadyState
+from ..engines.base import Engine, Place
+from ..executors.base import Executor
+from ..model import GroupResult
+from ..plan import LOCAL, PlannedJob
+from ..store.raw import compress
+from .attribute import Attributor
+from .drive import Drive, Outcome, Share
+from .progress import JobTracker
+from .unit import data_passes, drain_burst, run_engine, steady_rounds
+
+
+@dataclass
+class OneMachine(Drive):
+    """One unit's engine on one machine."""
+
+    ex: Executor
+    engine: Engine
+    version: str | None
+    places: list[Place]
+    attributor: Attributor
+    target_facts: dict[str, Any]
+    laid_out: set[str]  # targets whose files an engine laid out this run (shared by the machine's units)
+    line: Callable[[str], None]
+    stopped: Callable[[], bool]
+    limits: Callable[[PlannedJob], list[Limit] | None]  # the unit's caps, for draining
+    steady: SteadyState | None = None
+    drained: Verdict | None = None
+
+    def label(self, job: PlannedJob) -> str:
+        return f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
+
+    def render(self, job: PlannedJob, art: Path) -> str:
+        return self.engine.render(job, self.places, purpose="measure")
+
+    def facts(self) -> dict[str, Any]:
+        return self.target_facts
+
+    def prepare(self, job: PlannedJob, art: Path, label: str) -> None:
+        data_passes(self.ex, self.engine, job, self.places, art, label, self.line, self.laid_out)
+        if job.workload.drain_burst:
+            self.drained = drain_burst(self.ex, self.engine, job, self.places, art, label, self.line, self.stopped,
+                                       self.limits(job))
+
+    def measure(self, job: PlannedJob, rendered: str, art: Path, tracker: JobTracker) -> int:
+        if job.workload.protocol != "steady_state":
+            return run_engine(self.ex, self.engine, job, rendered, art, tracker)
+        rc, self.steady = steady_rounds(self.ex, self.engine, job, rendered, art, tracker, self.line,
+                                        self.label(job), self.stopped)
+        return rc
+
+    def results(self, job: PlannedJob, art: Path, rc: int) -> Outcome:
+        """The parsed output, and for sections also the engine's exact merge of their jobs."""
+        groups, message = self.engine.outcome(art, rc)
+        if self.steady is not None:
+            steady_verdict(groups, self.steady)
+        if self.drained is not None:
+            drain_verdict(groups, self.drained)
+        shares = [Share(job.machine, groups, self.attributor, self.places)]
+        combined = self.engine.combine(art / self.engine.output_name) if job.sections and len(groups) > 1 else None
+        if combined is not None:
+            shares.append(Share(job.machine, [combined], None, whole=True))
+        return Outcome(shares, groups, message)
+
+    def kept(self, art: Path) -> None:
+        compress(art / self.engine.output_name)  # committed: the raw output is kept gzip'd
+
+
+def steady_verdict(groups: list[GroupResult], state: SteadyState) -> None:
+    """The steady-state determination goes with the result (the last round's): a note when achieved,
+    a warning on every figure when not, so the last round never passes for a steady one."""
+    for g in groups:
+        g.notes.append(state.text())
+        if not state.achieved:
+            for d in g.directions:
+                d.warnings.append(f"{state.text()}; precondition the target, or run longer rounds")
+
+
+def drain_verdict(groups: list[GroupResult], verdict: Verdict) -> None:
+    """How draining ended goes with the result: a note when the burst was spent, a warning on every
+    figure when the time allowed ran out first (the result may still be a burst)."""
+    for g in groups:
+        g.notes.append(f"burst drained before measuring: {verdict.why}" if verdict.drained
+                       else f"drain_burst: {verdict.why}")
+        if not verdict.drained:
+            for d in g.directions:
+                d.warnings.append(f"drain_burst: {verdict.why}")

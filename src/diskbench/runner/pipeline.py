@@ -1,0 +1,103 @@
+"""One unit's path, the same wherever it runs: render, run, parse, attribute, store, finish.
+
+A machine and a client group prepare differently; once a unit's targets are ready, its ``Drive``
+answers for where it runs and everything else happens here, once for both: the unit is recorded
+running before its engine starts, every host's results (and a client group's merge) are set
+against their limits and committed in one transaction, and the unit is counted done, failed
+or interrupted exactly once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..model import GroupResult
+from ..plan import PlannedJob
+from ..store import now_iso
+from ..units import human_bytes, latency
+from .drive import Drive, Outcome, Share
+from .progress import JobTracker
+from .recorder import unit_dir
+from .state import RunState
+from .testbed import testbed_key
+
+
+def run_unit(state: RunState, job: PlannedJob, drive: Drive) -> bool:
+    """Run ``job`` with ``drive`` and count it; whether it gave a whole result."""
+    ok, why = _run(state, job, drive)
+    state.tally(ok, why)
+    return ok
+
+
+def _run(state: RunState, job: PlannedJob, drive: Drive) -> tuple[bool, str | None]:
+    art = unit_dir(state.store, state.run_id, job)
+    art.mkdir(parents=True, exist_ok=True)
+    rendered = drive.render(job, art)
+    state.store.update_job(state.run_id, job.key, status="running", started=now_iso(), rendered=rendered,
+                           message=None, facts=drive.facts(),
+                           testbed=testbed_key(job, drive.engine.testbed_text(rendered), drive.engine.name,
+                                               drive.version))
+    label = drive.label(job)
+    index = state.next_index()
+    drive.prepare(job, art, label)
+    rc = 130
+    with state.ui.job(index, state.total, label, job.expected_s, 0.0) as tracker:
+        if state.stopped:  # while preparing: the measured run never starts
+            state.ui.line(f"{label}: stopped before measuring")
+        else:
+            rc = drive.measure(job, rendered, art, tracker)
+    if state.stopped:
+        state.store.update_job(state.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
+        return False, None
+    outcome = drive.results(job, art, rc)
+    _attribute(job, outcome, art)
+    state.store.add_results_many(state.run_id, job.key, [row for share in outcome.shares for row in rows(job, share)])
+    drive.kept(art)
+    return _finish(state, job, label, tracker, outcome, rc)
+
+
+def _attribute(job: PlannedJob, outcome: Outcome, art: Path) -> None:
+    """Each host's results against its own limits; a client group's merge against all of theirs."""
+    stderr_file = art / "stderr.txt"
+    stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
+    for share in outcome.shares:
+        if share.attributor is not None:
+            share.attributor.unit(job, share.places, share.groups, stderr)
+
+
+def rows(job: PlannedJob, share: Share) -> list[tuple[GroupResult, dict[str, Any]]]:
+    """The stored rows of one share: named after the unit, or after each of its sections' jobs."""
+    where = {"workload": job.workload.name, "target": job.target_label, "host": share.host, "repeat": job.repeat}
+    if not job.sections or share.whole:
+        return [(group, where) for group in share.groups]
+    targets = {s.workload.name: s.target_label for s in job.sections}
+    out = []
+    for group in share.groups:
+        name = group.job_names[0] if group.job_names else group.name
+        out.append((group, {**where, "workload": f"{job.workload.name}/{name}",
+                            "target": targets.get(name, job.target_label)}))
+    return out
+
+
+def _finish(state: RunState, job: PlannedJob, label: str, tracker: JobTracker, outcome: Outcome,
+            rc: int) -> tuple[bool, str | None]:
+    message = outcome.message
+    state.store.update_job(state.run_id, job.key, status="done" if message is None else "failed",
+                           finished=now_iso(), exit_code=rc, message=message)
+    if message is None:
+        state.ui.job_done(tracker, "done, " + summary(outcome.shown))
+        return True, None
+    state.ui.line(f"{tracker.label}: FAILED: {message}")
+    return False, f"{label}: {message}"
+
+
+def summary(groups: list[GroupResult]) -> str:
+    """A unit's figures in one line: each direction's IOPS, bandwidth and p99."""
+    parts = []
+    for g in groups:
+        for d in g.directions:
+            p99 = d.clat.percentiles.get("p99") if d.clat else None
+            lat = f", p99 {latency(p99)}" if p99 is not None else ""  # the result table's formatter
+            parts.append(f"{d.direction} {d.iops:,.0f} IOPS {human_bytes(d.bw_bytes_per_s)}/s{lat}")
+    return "; ".join(parts)

@@ -1,0 +1,109 @@
+"""What the threads of one run share: all that a machine's or a client group's part may touch.
+
+The runner makes one per run and hands it to every machine and client-group thread instead of
+itself, so a part can count its units, fail them, say what Ctrl-C must stop and ask the
+providers' runs, and nothing else; the counters and the registry of running executors are
+guarded here, once, by one lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..errors import DiskbenchError, SafetyError
+from ..executors.base import Executor
+from ..plan import PlannedJob
+from ..providers.base import ProviderRun
+from ..store import now_iso
+from .options import RunOutcome
+from .progress import Progress
+from .recorder import Recorder
+
+
+@dataclass
+class RunState:
+    """One run's shared state: its record, its screen, its counts, and what may be stopped."""
+
+    run_id: str
+    store: Recorder
+    ui: Progress
+    total: int  # units this attempt runs (the "n of total" of progress lines)
+    outcome: RunOutcome
+    provider_runs: Mapping[str, ProviderRun]
+    _stop: threading.Event = field(default_factory=threading.Event, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _started: int = field(default=0, init=False)
+    _active: list[Executor] = field(default_factory=list, init=False)
+    reached: int = field(default=0, init=False)  # machines and client groups connected to
+    quiet_failures: bool = False  # one machine: its connection failure is the run's one error line
+
+    @property
+    def stopped(self) -> bool:
+        """Ctrl-C (or SIGTERM) asked the run to stop: no unit starts any more."""
+        return self._stop.is_set()
+
+    def interrupt(self) -> None:
+        """Stop the run: no unit starts, and every engine running now is stopped as Ctrl-C would."""
+        self._stop.set()
+        with self._lock:
+            running = list(self._active)
+        for ex in running:
+            ex.interrupt()
+
+    @contextmanager
+    def active(self, ex: Executor) -> Iterator[Executor]:
+        """``ex`` runs a part of this run until the block ends: an interrupt reaches its engine."""
+        with self._lock:
+            self._active.append(ex)
+        try:
+            yield ex
+        finally:
+            with self._lock:
+                self._active.remove(ex)
+
+    def reach(self) -> None:
+        """A machine (or a client group) was connected to: from here on the run has something to keep."""
+        with self._lock:
+            self.reached += 1
+
+    @property
+    def nothing_ran(self) -> bool:
+        """No machine was reached and nothing was refused: only pre-flight failures, nothing to keep."""
+        return self.reached == 0 and self.outcome.done == 0 and not self.outcome.refused
+
+    def next_index(self) -> int:
+        """The number of the unit that starts now (units start in any order on many threads)."""
+        with self._lock:
+            self._started += 1
+            return self._started
+
+    def tally(self, ok: bool, message: str | None = None) -> None:
+        """One unit finished (``ok``) or failed, and why it failed."""
+        with self._lock:
+            self.outcome.done += ok
+            self.outcome.failed += not ok
+            if message is not None:
+                self.outcome.messages.append(message)
+
+    def fail(self, jobs: list[PlannedJob], error: DiskbenchError | str, *, unreached: bool = False) -> None:
+        """These units failed with ``error``; a refusal of the safety rule is kept apart (exit 6).
+        ``unreached``: their machine could not be reached; with ``quiet_failures`` the run's
+        closing error says so, once, instead of a line here."""
+        message = str(error)
+        for job in jobs:
+            self.store.update_job(self.run_id, job.key, status="failed", finished=now_iso(), message=message)
+        with self._lock:
+            self.outcome.failed += len(jobs)
+            self.outcome.messages.append(message)
+            if isinstance(error, SafetyError):
+                self.outcome.refused.append(message)
+        if not (unreached and self.quiet_failures):
+            self.ui.line(f"FAILED: {message}")
+
+    def fail_unfinished(self, jobs: list[PlannedJob], error: DiskbenchError | str) -> None:
+        """What stopped a machine or client group (its connection, its preparation) fails the units it left."""
+        status = {j["key"]: j["status"] for j in self.store.get_jobs(self.run_id)}
+        self.fail([j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error)
