@@ -1,5 +1,6 @@
 """The HTML report: self-contained, every chart with a legend and values, and it fits 1400 and
-800 px in headless Chromium with no console error."""
+800 px in headless Chromium with no console error. (The verdict box, overlays, history labels
+and save links: test_report_cases.py and test_report_browser.py.)"""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ ARTIFACTS = REPO / "test-artifacts"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--enable-logging=stderr", "--v=0"]
-# Appended to a copy of the report in the test only: the page itself carries no script.
+# Appended to a copy of the report in the test only: the page's own script only saves charts.
 PROBE = """<script>
 window.addEventListener("load", function () {
   var figs = Array.prototype.slice.call(document.querySelectorAll("figure.chart"));
@@ -55,8 +56,9 @@ def test_report_is_self_contained_and_leaves_out_empty_sections(db: Path, tmp_pa
     store = Store(db)
     ids = _runs(store)
     html = build_report(store, ids[-1:])
-    assert "<script" not in html and "<link" not in html
+    assert html.count("<script") == 1 and "<script>" in html and "<link" not in html  # inline: save links only
     assert not re.search(r"""(src|href)=["']?https?://""", html), "nothing may load from the network"
+    assert not re.search(r"fetch\(|XMLHttpRequest|import\(|https?://(?!www\.w3\.org/2000/svg)", html)
     for section in ('id="summary"', 'id="latency"', 'id="throughput"', 'id="sweeps"', 'id="mixes"',
                     'id="history"',
                     'id="metadata"', "<details><summary>profile</summary>", "rw=randread"):
@@ -101,8 +103,9 @@ def test_report_fits_and_every_chart_has_values_in_chromium(db: Path, tmp_path: 
     found = re.search(r"data-probe=\"([^\"]*)\"", dom.stdout)
     assert found, dom.stdout[-2000:]
     probe = json.loads(found.group(1).replace("&quot;", '"'))
-    # latency: 5 jobs + 1 import; histogram: the import; bars: 6; sweeps: 2 per run; history: 2 per job
-    assert probe["charts"] >= 6 + 1 + 6 + 6 + 10, probe
+    # latency: 5 jobs + 1 import; histogram: the import; bars: 6; sweeps: 2 and mixes: 3, every run on
+    # each; history: 2 per job
+    assert probe["charts"] >= 6 + 1 + 6 + 2 + 3 + 10, probe
     assert probe["unlabelled"] == [], probe
     assert not probe["overflow"], probe
     ARTIFACTS.mkdir(exist_ok=True)
@@ -114,15 +117,14 @@ def test_report_fits_and_every_chart_has_values_in_chromium(db: Path, tmp_path: 
 
 def test_time_series_charts_when_the_engine_logged_them() -> None:
     from diskbench.model import DirectionResult, Series
-    from diskbench.reports.html import series_charts
-    from diskbench.reports.stats import summarize
+    from diskbench.reports.timeline import series_charts
     from diskbench.store import StoredResult
 
     series = Series(1.0, [1000.0, 1200.0, 900.0, 1100.0], [4096e3, 4915e3, 3686e3, 4505e3],
                     [250.0, 210.0, None, 230.0], "fio iops log")
     d = DirectionResult("read", 1050, 4.3e6, 4200, 4200 * 4096, 4.0, None, series)
-    rows = summarize([StoredResult("r", "local/scratch/a", "a", "scratch", "local", "fio", "3.33", 1, d)])
-    charts = series_charts([{"id": "r"}], {"r": rows})
+    raw = [StoredResult("r", "local/scratch/a", "a", "scratch", "local", "fio", "3.33", 1, d)]
+    charts = series_charts([{"id": "r"}], {"r": raw})
     assert len(charts) == 3 and "IOPS over time" in charts[0] and "min 900, max 1,200" in charts[0]
     assert "MiB/s over time" in charts[1] and "mean latency" in charts[2] and "250 µs" in charts[2]
 

@@ -4,21 +4,26 @@ A chart that needs a hover to show its numbers hides them from a screenshot, a p
 reviewer skimming a CI artifact; so every chart carries an HTML legend with the values, scales
 with the page (no fixed pixel width, no horizontal overflow at 800 px), and draws with
 JavaScript off. Axis labels are placed so none is clipped: the plot area leaves room for them.
+Each figure carries "save as SVG / PNG" links, hidden until the page's one small script shows
+them (without JavaScript there is no dead link); the script draws title, chart and legend into
+one standalone image.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 
-from .textable import latency, sig3
+from ..units import latency, sig3
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf")
 W, H = 560, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 24, 12, 44
+DASHES = ("", "6 3", "2 3", "8 3 2 3")  # solid, dashed, dotted, dash-dot: one per repetition of a line
 
 
 def color(i: int) -> str:
@@ -95,6 +100,13 @@ class Series:
     legend: str = ""  # values shown next to the label
     step: bool = False
     dashed: bool = False
+    color: str | None = None  # None: the palette's colour for the series' place in the chart
+    dash: str = ""  # an SVG dash pattern (``DASHES``); overrides ``dashed``
+    marks: list[str] = field(default_factory=list)  # a short text beside each point: which one it is
+
+    def stroke(self, i: int) -> tuple[str, str]:
+        """(colour, dash pattern) of the series drawn ``i``-th: its own, or the palette's."""
+        return self.color or color(i), self.dash or ("4 3" if self.dashed else "")
 
 
 def _frame(x: Axis, y: Axis, x_title: str, y_title: str) -> list[str]:
@@ -119,6 +131,7 @@ def _series(x: Axis, y: Axis, series: Sequence[Series]) -> list[str]:
     x0, x1, y0, y1 = LEFT, W - RIGHT, H - BOTTOM, TOP
     out = []
     for i, s in enumerate(series):
+        c, dash = s.stroke(i)
         pts = [(x.pos(a, x0, x1), y.pos(b, y0, y1)) for a, b in s.points]
         if s.step and pts:
             path = [f"M{pts[0][0]:.1f},{y0}"]
@@ -126,31 +139,67 @@ def _series(x: Axis, y: Axis, series: Sequence[Series]) -> list[str]:
                 end = nxt[0] if nxt else ax + 6
                 path.append(f"L{ax:.1f},{ay:.1f}L{end:.1f},{ay:.1f}")
             path.append(f"L{pts[-1][0] + 6:.1f},{y0}")
-            out.append(f'<path d="{"".join(path)}" fill="{color(i)}" fill-opacity="0.12" '
-                       f'stroke="{color(i)}" stroke-width="1.5"/>')
+            out.append(f'<path d="{"".join(path)}" fill="{c}" fill-opacity="0.12" '
+                       f'stroke="{c}" stroke-width="1.5"/>')
             continue
-        dash = ' stroke-dasharray="4 3"' if s.dashed else ""
-        out.append(f'<polyline fill="none" stroke="{color(i)}" stroke-width="1.8"{dash} points="'
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        out.append(f'<polyline fill="none" stroke="{c}" stroke-width="1.8"{dashed} points="'
                    + " ".join(f"{a:.1f},{b:.1f}" for a, b in pts) + '"/>')
         for j, (a, b) in enumerate(pts if s.tips else ()):  # markers where there is something to hover
             tip = f"<title>{escape(s.tips[j])}</title>" if j < len(s.tips) else ""
-            out.append(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{color(i)}">{tip}</circle>')
+            out.append(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{c}">{tip}</circle>')
+        out += _marks(pts, s.marks, c, x1)
     return out
 
 
-def legend(items: Sequence[tuple[str, str, str]]) -> str:
+def _marks(pts: Sequence[tuple[float, float]], marks: Sequence[str], c: str, right: float) -> list[str]:
+    """Each point's own label (its read %, its queue depth) beside it: the legend cannot say which
+    point of a curve is which when x is not the parameter."""
+    out = []
+    for (a, b), text in zip(pts, marks, strict=False):
+        if not text:
+            continue
+        anchor, dx = ("end", -5) if right - a < 40 else ("start", 5)
+        out.append(f'<text x="{a + dx:.1f}" y="{b - 5:.1f}" text-anchor="{anchor}" class="m" '
+                   f'fill="{c}">{escape(text)}</text>')
+    return out
+
+
+def _swatch(c: str, dash: str = "") -> str:
+    """A legend's colour key: a filled square, or a short line drawn as the series is (dashed)."""
+    if dash:
+        style = "dotted" if dash.startswith("2 ") else "dashed"
+        return f'<span class="sw ln" style="border-top-color:{c};border-top-style:{style}"></span>'
+    return f'<span class="sw" style="background:{c}"></span>'
+
+
+def legend(items: Sequence[tuple[str, str, str]], dashes: Sequence[str] = ()) -> str:
     """HTML legend: (colour, label, values) per entry; always visible, wraps with the page."""
-    rows = "".join(f'<li><span class="sw" style="background:{c}"></span><b>{escape(label)}</b>'
-                   f'{" " + escape(values) if values else ""}</li>' for c, label, values in items)
+    rows = "".join(f'<li>{_swatch(c, dashes[i] if i < len(dashes) else "")}<b>{escape(label)}</b>'
+                   f'{" " + escape(values) if values else ""}</li>' for i, (c, label, values) in enumerate(items))
     return f'<ul class="legend">{rows}</ul>'
+
+
+def slug(title: str) -> str:
+    """A file name for a saved chart: its title in lower case, words joined by dashes."""
+    return re.sub(r"[^a-z0-9.]+", "-", title.lower()).strip("-.")[:80] or "chart"
+
+
+def _open(title: str) -> str:
+    """A figure's start: its caption, and the file name its saved image takes."""
+    return f'<figure class="chart" data-name="{escape(slug(title))}"><figcaption>{escape(title)}</figcaption>'
+
+
+SAVE_LINKS = ('<p class="save" hidden>save as <a href="#" data-save="svg" title="the chart with its legend, '
+              'as an SVG file">SVG</a> · <a href="#" data-save="png" title="the chart with its legend, as a '
+              'PNG image">PNG</a></p>')
 
 
 def figure(title: str, svg_body: Sequence[str], legend_html: str, note: str = "") -> str:
     body = "".join(svg_body)
     note_html = f'<p class="note">{escape(note)}</p>' if note else ""
-    return (f'<figure class="chart"><figcaption>{escape(title)}</figcaption>'
-            f'<svg viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}">{body}</svg>'
-            f"{legend_html}{note_html}</figure>")
+    return (f'{_open(title)}<svg viewBox="0 0 {W} {H}" role="img" aria-label="{escape(title)}">{body}</svg>'
+            f"{legend_html}{note_html}{SAVE_LINKS}</figure>")
 
 
 def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, x_title: str, y_title: str,
@@ -160,8 +209,9 @@ def line_chart(title: str, series: Sequence[Series], x: Axis, y: Axis, x_title: 
     if extra:
         body += extra(x, y)
     body += _series(x, y, series)
-    items = [(color(i), s.label, s.legend) for i, s in enumerate(series)] + list(extra_legend)
-    return figure(title, body, legend(items), note)
+    strokes = [s.stroke(i) for i, s in enumerate(series)]
+    items = [(c, s.label, s.legend) for (c, _), s in zip(strokes, series, strict=True)] + list(extra_legend)
+    return figure(title, body, legend(items, [d for _, d in strokes]), note)
 
 
 def band(lo: float, hi: float, mid: float, label: str) -> Callable[[Axis, Axis], list[str]]:
@@ -227,5 +277,4 @@ def bar_chart(title: str, bars: Sequence[Bar], unit: str, note: str = "") -> str
     key = legend([("#444", "bar", f"median {unit}"), ("#000", "whisker", "smallest to largest repetition")]) \
         if any(b.lo is not None and b.hi is not None and b.hi > b.lo for b in bars) else ""
     note_html = f'<p class="note">{escape(note)}</p>' if note else ""
-    return (f'<figure class="chart"><figcaption>{escape(title)}</figcaption>'
-            f'<div class="bars">{"".join(rows)}</div>{key}{note_html}</figure>')
+    return f'{_open(title)}<div class="bars">{"".join(rows)}</div>{key}{note_html}{SAVE_LINKS}</figure>'
