@@ -217,12 +217,25 @@ class Lab:
         self.authorized_keys.chmod(0o644)
         self.known_hosts = root / "known_hosts"
         self.known_hosts.write_text("")
+        self.forwarding: str | None = None  # this machine's ip_forward before route_between_hosts
 
     def add_user(self, name: str) -> str:
         """A plain local user (no sudo): another person on the lab's hosts; removed in close()."""
         sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name)
         self.users.append(name)
         return name
+
+    def route_between_hosts(self) -> None:
+        """Let the lab's hosts reach each other through this machine (a bastion and the host behind
+        it): a default route in each namespace and forwarding here, put back as it was in close()."""
+        forward = Path("/proc/sys/net/ipv4/ip_forward")
+        if self.forwarding is None:
+            self.forwarding = forward.read_text().strip()
+            forward.write_text("1")
+        b, c = self.subnet
+        for host in self.hosts:
+            sh("ip", "netns", "exec", host.ns, "ip", "route", "replace", "default", "via",
+               f"198.{b}.{c}.{4 * host.index + 1}")
 
     def add_sudo_user(self, name: str | None = None) -> str:
         """A non-root login with passwordless sudo, like Azure's default user; removed in close()."""
@@ -267,6 +280,8 @@ class Lab:
         return host
 
     def close(self) -> None:
+        if self.forwarding is not None:
+            Path("/proc/sys/net/ipv4/ip_forward").write_text(self.forwarding)
         for host in self.hosts:
             with contextlib.suppress(Exception):  # keep cleaning up
                 host.kill_sshd()

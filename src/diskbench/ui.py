@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -27,10 +28,16 @@ PLAIN_STATUS_EVERY_S = 10.0
 
 
 def ci_mode(stream: Any = None) -> bool:
+    """Plain lines, no progress bar: in CI (``CI=true``) or when ``stream`` is not a terminal."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         return True
     stream = stream or sys.stdout
     return not (hasattr(stream, "isatty") and stream.isatty())
+
+
+def color(stream: Any) -> bool:
+    """Whether ``stream`` gets colour: a terminal, not CI, and no NO_COLOR (https://no-color.org)."""
+    return not ci_mode(stream) and "NO_COLOR" not in os.environ
 
 
 class JobProgress:
@@ -65,12 +72,17 @@ class JobProgress:
 
 class UI:
     def __init__(self, *, plain: bool | None = None, quiet: bool = False) -> None:
-        self.plain = ci_mode() if plain is None else plain
+        # Progress goes to stderr, so it is stderr that decides: `run --format json > out.json` in a
+        # terminal keeps its progress bar.
+        self.plain = ci_mode(sys.stderr) if plain is None else plain
         self.quiet = quiet
         # Piped or CI output is read in logs and files: do not squeeze tables to 80 columns.
-        width = None if not self.plain else int(os.environ.get("COLUMNS", "200"))
-        self.out = Console(highlight=False, force_terminal=False if self.plain else None, width=width)
-        self.err = Console(stderr=True, highlight=False, width=width)
+        piped = ci_mode(sys.stdout) if plain is None else plain
+        width = None if not piped else int(os.environ.get("COLUMNS", "200"))
+        self.out = Console(highlight=False, force_terminal=False if piped else None, width=width,
+                           no_color="NO_COLOR" in os.environ)
+        self.err = Console(stderr=True, highlight=False, width=None if not self.plain else width,
+                           no_color="NO_COLOR" in os.environ)
         self.progress: Progress | None = None
         self._lock = threading.Lock()
 
@@ -79,11 +91,40 @@ class UI:
         if not self.quiet:
             with self._lock:
                 sys.stdout.flush()
-                self.err.print(printable(text, keep_newlines=True), markup=False, highlight=False, soft_wrap=True)
+                text = self.wrap(printable(text, keep_newlines=True), self.err)
+                self.err.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def verdict(self, word: str) -> str:
+        """A gate verdict, in colour on a terminal that wants it: what went wrong stands out."""
+        style = {"REGRESSED": "red", "ERROR": "red", "INCONCLUSIVE": "yellow"}.get(word)
+        if style is None or not color(sys.stdout):
+            return word
+        import click
+
+        return click.style(word, fg=style, bold=True)
+
+    @property
+    def interactive(self) -> bool:
+        """Whether a question can be asked: a person at a terminal, not CI."""
+        return not ci_mode(sys.stdin) and not ci_mode(sys.stderr)
 
     def warn(self, text: str) -> None:
-        self.err.print(f"warning: {printable(text, keep_newlines=True)}", markup=False, style="yellow",
-                       soft_wrap=True)
+        text = printable(f"warning: {text}", keep_newlines=True)
+        self.err.print(self.wrap(text, self.err, len("warning: ")), markup=False, style="yellow", soft_wrap=True)
+
+    def wrap(self, text: str, console: Console | None = None, indent: int = 2) -> str:
+        """``text`` wrapped at word boundaries with a hanging indent, for a terminal; as it is for a
+        log or a pipe (one line per message is what grep and CI logs want)."""
+        console = console or self.out
+        if not console.is_terminal:
+            return text
+        width = max(40, console.width)
+        lines: list[str] = []
+        for para in text.split("\n"):
+            lead = len(para) - len(para.lstrip(" "))
+            lines += textwrap.wrap(para, width, subsequent_indent=" " * (lead + indent),
+                                   break_long_words=False, break_on_hyphens=False) or [""]
+        return "\n".join(lines)
 
     def print(self, renderable: Any) -> None:
         # never crop a line to the terminal: a plain-text table that cannot fit overflows whole
@@ -91,11 +132,12 @@ class UI:
             renderable = printable(renderable, keep_newlines=True)
         self.out.print(renderable, crop=False)
 
-    def write(self, text: str) -> None:
+    def write(self, text: str, *, styled: bool = False) -> None:
         """Output as it is (json, csv, markdown, plain lines), but for control characters other than
         newlines and tabs, which are shown as escapes: a job name from an imported file must not
-        drive the terminal or a CI log (JSON already escapes them, so it stays byte for byte)."""
-        sys.stdout.write(printable(text, keep_newlines=True))
+        drive the terminal or a CI log (JSON already escapes them, so it stays byte for byte).
+        ``styled``: ``text`` was made printable already and carries diskbench's own colours."""
+        sys.stdout.write(text if styled else printable(text, keep_newlines=True))
         sys.stdout.flush()
 
     @contextmanager

@@ -135,7 +135,9 @@ def test_unreachable_host_prints_no_empty_table(db: Path, tiny_profile: Path) ->
     out = diskbench("run", "--profile", str(tiny_profile), "--host", "root@127.0.0.1:1", "--accept-new-host-key",
                     db=db)
     assert out.returncode == 1 and out.stdout == ""
-    assert "cannot reach 127.0.0.1:1" in out.stderr and "has no results" in out.stderr
+    assert "cannot reach 127.0.0.1:1" in out.stderr and "nothing ran, no run was stored" in out.stderr
+    assert out.stderr.count("cannot reach") == 1 and "resume" not in out.stderr
+    assert Store(db).list_runs() == []  # a pre-flight failure leaves no row
 
 
 def test_version_and_shell_completion(db: Path) -> None:

@@ -157,6 +157,10 @@ def test_host_keys_are_verified(lab: Lab, db: Path, tmp_path: Path) -> None:
     unknown = run(lab, db, "latency", *dest, "--runtime", "1s", "--size", "4M")
     assert unknown.returncode == 1 and "unknown host key SHA256:" in unknown.stderr
     assert "--accept-new-host-key" in unknown.stderr
+    # said once, as the one error line; nothing ran, so no failed run is stored and no resume offered
+    assert unknown.stderr.count("unknown host key") == 1, unknown.stderr
+    assert unknown.stderr.strip().splitlines()[-1].startswith("error: ") and "resume" not in unknown.stderr
+    assert Store(db).list_runs() == []
 
     pinned = write_profile(tmp_path / "p.yaml", [host.profile_host(host_key="SHA256:" + "A" * 43)])
     wrong = run(lab, db, "run", "--profile", str(pinned))
@@ -182,9 +186,9 @@ def test_host_keys_are_verified(lab: Lab, db: Path, tmp_path: Path) -> None:
 
 def test_fio_missing_with_installs_disabled(lab: Lab, db: Path) -> None:
     host = lab.add_host(fio_missing=True)
-    out = run(lab, db, "latency", host.destination, "--key", str(lab.user_key), "--no-install-fio")
+    out = run(lab, db, "latency", host.destination, "--key", str(lab.user_key), "--no-install-engine")
     assert out.returncode == 1
-    assert "fio is not installed (install fio on the host, or set install_fio: true)" in out.stderr
+    assert "fio is not installed (install fio on the host, or set install_engine: true)" in out.stderr
 
 
 def test_resume_on_a_host(lab: Lab, db: Path, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import DirectionResult
-from ..units import human_bytes
+from ..units import human_bytes, latency
 from .limit import Limit
 
 SHORT_RUN_S = 10.0  # a token bucket lets seconds of excess through; shorter runs show no cap reliably
@@ -28,7 +28,7 @@ class JobFacts:
     raw_device: str | None  # the device fio ran on, when it ran on one
     written: bool  # diskbench wrote the blocks first (precondition, or a write job earlier in the run)
     hosts: int = 1
-    randrepeat: bool = True
+    same_offsets: bool = True  # every host issued the same random offsets (hosts > 1)
     stderr: str = ""
     rate_limited: bool = False
 
@@ -44,7 +44,7 @@ def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bo
         out.append("fio could not drop the page cache (cache invalidation failed): reads may come from RAM; "
                    "run as root or set direct: true")
     if reads and result.clat and 0 < result.clat.min < MEMORY_LATENCY_US and result.ios:
-        out.append(f"minimum read latency {result.clat.min:.1f} us is below any disk's floor: some reads came "
+        out.append(f"minimum read latency {latency(result.clat.min)} is below any disk's floor: some reads came "
                    "from memory (page cache, or blocks never written); precondition the target")
     if result.direction == "read" and job.raw_device and not job.written:
         out.append(f"read blocks of {job.raw_device} that diskbench never wrote: a thin-provisioned disk answers "
@@ -52,7 +52,7 @@ def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bo
     if reads and job.working_set_bytes and job.working_set_bytes < SMALL_WORKING_SET:
         out.append(f"working set {human_bytes(job.working_set_bytes)}: small enough for device and host caches "
                    "to hold; use size: 1G or more per job to measure the disk")
-    if job.hosts > 1 and job.randrepeat:
+    if job.hosts > 1 and job.same_offsets:
         out.append(f"{job.hosts} clients with randrepeat on issue the same random offsets; set randrepeat: 0 "
                    "in extra")
     if kind == "queue" and limits and not job.rate_limited:

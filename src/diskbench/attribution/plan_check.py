@@ -9,16 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..advice import Advice, listed, said
 from ..errors import DiskbenchError
 
 if TYPE_CHECKING:
     from ..plan import Plan
 
 
-def burst_warnings(plan: Plan) -> list[str]:
+def burst_advice(plan: Plan) -> list[Advice]:
+    """One line per burst (its scope and length) over every machine and workload it concerns; a
+    note instead where the profile measures the burst on purpose (``deliberate: {burst: ...}``)."""
     from .. import registry
 
-    out: list[str] = []
+    found: dict[tuple[str, float, str | None], list[tuple[str, str, str, float]]] = {}
     for job in plan.jobs:
         if job.entry is None or job.workload.drain_burst:  # drained first: it measures the baseline
             continue
@@ -33,8 +36,21 @@ def burst_warnings(plan: Plan) -> list[str]:
                 continue
             minutes = min(lim.minutes or 0 for lim in bursts)
             if job.expected_s < minutes * 60:
-                out.append(f"{job.machine}: {part.workload.name} on {part.target_label} runs "
-                           f"{job.expected_s:,.0f} s; the {bursts[0].scope} lasts up to {minutes:g} min at full "
-                           f"credits, so it measures the burst, not the baseline (run longer to see both, or "
-                           f"drain_burst: true to measure the baseline alone)")
-    return list(dict.fromkeys(out))
+                reason = (part.workload.deliberate or {}).get("burst")
+                found.setdefault((bursts[0].scope, minutes, reason), []).append(
+                    (job.machine, part.workload.name, part.target_label, job.expected_s))
+    out = []
+    for (scope, minutes, reason), rows in found.items():
+        seconds = sorted({round(r[3]) for r in rows})
+        span = f"{seconds[0]:,}" + (f"-{seconds[-1]:,}" if len(seconds) > 1 else "")
+        text = (f"{listed(r[0] for r in rows)}: {listed(r[1] for r in rows)} on {listed(r[2] for r in rows)} "
+                f"run{'s' if len(rows) == 1 else ''} {span} s; the {scope} lasts up to {minutes:g} min at full "
+                "credits, so it measures the burst, not the baseline")
+        out.append(Advice("burst", said(text, "run longer to see both, or drain_burst: true to measure the "
+                                        "baseline alone", reason), reason))
+    return out
+
+
+def burst_warnings(plan: Plan) -> list[str]:
+    """The warnings of :func:`burst_advice`, without what the profile does on purpose."""
+    return [a.text for a in burst_advice(plan) if a.reason is None]

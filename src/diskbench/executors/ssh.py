@@ -30,6 +30,7 @@ from ..profile import Host
 from .base import Completed, Executor
 from .hostkeys import HostKeyError, HostKeyTrust, VerifyBeforeAuth
 from .ssh_session import Reply, SessionTimeout, ShellSession
+from .sshconfig import Route, resolve, tried
 
 RECONNECT_EVERY_S = 1.0
 T = TypeVar("T")
@@ -62,6 +63,7 @@ class SSHExecutor(Executor):
         self._no_sftp = False
         self._held: dict[str, str] = {}  # lock name -> our info, taken again after a reconnect
         self._lock_channels: dict[str, paramiko.Channel] = {}
+        self._jumps: list[paramiko.SSHClient] = []  # ProxyJump hops of the current connection
         self._work_root: str | None = None  # made on first use (Shell.make_workspace)
         self._pid: str | None = None
         self._work: str | None = None  # the workspace of the command being followed
@@ -76,30 +78,20 @@ class SSHExecutor(Executor):
 
     # --- connection -------------------------------------------------------------------------
     def connect(self) -> SSHExecutor:
-        client = paramiko.SSHClient()
-        client.set_missing_host_key_policy(VerifyBeforeAuth(self.trust, self.host))
-        key_file = os.path.expanduser(self.host.key_file) if self.host.key_file else None
-        if key_file is not None:
+        """Connect as ssh would (~/.ssh/config, ProxyJump, the agent and default keys), the host key
+        checked before any credential is offered; each failure says which of the three it is."""
+        route = resolve(self.host)
+        for key_file in route.identities if self.host.key_file else []:
             check_key_file(key_file, self.name)
+        sock = self._through(route.jumps, route)
+        client = paramiko.SSHClient()
+        client.set_missing_host_key_policy(VerifyBeforeAuth(self.trust, route.host(self.host)))
+        self.user = route.user
         try:
-            client.connect(self.host.address, port=self.host.port, username=self.user,
-                           key_filename=key_file, allow_agent=True, look_for_keys=key_file is None,
-                           timeout=self.connect_timeout, banner_timeout=self.connect_timeout,
-                           auth_timeout=self.connect_timeout)
-        except HostKeyError:
+            self._login(client, route, sock)
+        except BaseException:
             client.close()
             raise
-        except paramiko.PasswordRequiredException:
-            client.close()
-            raise ExecutionError(f"{self.name}: the SSH key {key_file} is protected by a passphrase",
-                                 hint=f"load it into ssh-agent (ssh-add {key_file}) and leave out the key") from None
-        except paramiko.AuthenticationException as exc:
-            raise ExecutionError(f"{self.name}: SSH login as {self.user}@{self.host.address} failed: {exc}",
-                                 hint="check user and key_file, or load the key into ssh-agent") from None
-        except (paramiko.SSHException, OSError) as exc:
-            raise ExecutionError(
-                f"{self.name}: cannot reach {self.host.address}:{self.host.port}: {exc or type(exc).__name__}",
-                hint="is the host up and is SSH allowed from here?") from None
         transport = client.get_transport()
         assert transport is not None
         transport.set_keepalive(5)
@@ -109,6 +101,64 @@ class SSHExecutor(Executor):
             if holder is not None:
                 self.on_event(f"{self.name}: after reconnecting, the lock {name} is held by {holder}")
         return self
+
+    def _login(self, client: paramiko.SSHClient, route: Route, sock: paramiko.Channel | None) -> None:
+        try:
+            self._open(client, route, sock)
+        except HostKeyError:
+            raise
+        except paramiko.PasswordRequiredException:
+            key = route.identities[0] if route.identities else "the key"
+            raise ExecutionError(f"{self.name}: the SSH key {key} is protected by a passphrase",
+                                 hint=f"load it into ssh-agent (ssh-add {key}) and leave out the key") from None
+        except paramiko.AuthenticationException:
+            raise self._auth_failed(route) from None
+        except paramiko.SSHException as exc:
+            if "no authentication methods" in str(exc).lower():  # reached it, had nothing to offer
+                raise self._auth_failed(route) from None
+            raise self._unreachable(route, exc) from None
+        except OSError as exc:
+            raise self._unreachable(route, exc) from None
+
+    def _through(self, jumps: list[Route], target: Route) -> paramiko.Channel | None:
+        """A channel to ``target`` through each ProxyJump hop in turn (each hop's key checked too)."""
+        sock: paramiko.Channel | None = None
+        for index, hop in enumerate(jumps):
+            client = paramiko.SSHClient()
+            client.set_missing_host_key_policy(VerifyBeforeAuth(self.trust, hop.host()))
+            self._jumps.append(client)
+            try:
+                self._open(client, hop, sock)
+            except HostKeyError:
+                raise
+            except paramiko.AuthenticationException:
+                raise self._auth_failed(hop, via="jump host ") from None
+            except (paramiko.SSHException, OSError) as exc:
+                raise self._unreachable(hop, exc, via="jump host ") from None
+            after = jumps[index + 1] if index + 1 < len(jumps) else target
+            transport = client.get_transport()
+            assert transport is not None
+            sock = transport.open_channel("direct-tcpip", (after.hostname, after.port), ("", 0))
+        return sock
+
+    def _open(self, client: paramiko.SSHClient, route: Route, sock: paramiko.Channel | None) -> None:
+        """One hop's SSH login: its key files, or (none named) the agent and ssh's default keys."""
+        keys: Any = route.identities or None  # paramiko takes a list of files (its stubs say one)
+        client.connect(route.hostname, port=route.port, username=route.user, sock=sock, key_filename=keys,
+                       allow_agent=True, look_for_keys=not route.identities, timeout=self.connect_timeout,
+                       banner_timeout=self.connect_timeout, auth_timeout=self.connect_timeout)
+
+    def _auth_failed(self, route: Route, via: str = "") -> ExecutionError:
+        offered = tried(route)
+        return ExecutionError(
+            f"{self.name}: authentication failed for {via}{route.user}@{route.hostname} "
+            f"(tried: {', '.join(offered) or 'nothing: no agent and no key'})",
+            hint="pass --key (key_file: in a profile) or add IdentityFile for the host in ~/.ssh/config")
+
+    def _unreachable(self, route: Route, exc: BaseException, via: str = "") -> ExecutionError:
+        return ExecutionError(f"{self.name}: cannot reach {via}{route.hostname}:{route.port}: "
+                              f"{exc or type(exc).__name__}",
+                              hint="is the host up and is SSH allowed from here?")
 
     def hold(self, name: str, info: str, reclaim: str | None = None) -> str | None:
         """(``reclaim`` is not needed here: a killed controller's lock ends with its connection.)"""
@@ -157,6 +207,9 @@ class SSHExecutor(Executor):
         self._lock_channels.clear()
         if self._client is not None:
             self._client.close()
+        for jump in reversed(self._jumps):
+            jump.close()
+        self._jumps.clear()
         self._client = self._sftp = self._session = None
 
     def _live(self) -> paramiko.SSHClient:

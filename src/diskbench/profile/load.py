@@ -66,7 +66,8 @@ def load_profile(name_or_path: str, overrides: tuple[str, ...] | list[str] | dic
     _check_values(data, node, str(path), overridden)
     profile = _validate(data, node, str(path), overridden)
     header = f"# {path} with --set {' --set '.join(s for s, _, _ in specs)}\n"
-    return LoadedProfile(profile=profile, path=str(path), text=header + yaml.safe_dump(data, sort_keys=False))
+    return LoadedProfile(profile=profile, path=str(path), text=header + yaml.safe_dump(data, sort_keys=False),
+                         overrides=[s for s, _, _ in specs])
 
 
 def _override_value(spec: str, raw: str) -> Any:
@@ -133,11 +134,21 @@ def _check_values(data: Any, node: yaml.Node | None, filename: str, overridden: 
     if found is None:
         return
     loc, problem = found
-    spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
+    spec = _override_at(loc, overridden)
     line = None if spec else yamldoc.line_of(node, loc)
     where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
     path = format_key_path(loc)
     raise ProfileError(f"{where}: {path}: {problem}" if path else f"{where}: {problem}")
+
+
+def _override_at(loc: list[Any] | tuple[Any, ...], overridden: dict[tuple[Any, ...], str]) -> str | None:
+    """The ``--set`` behind a problem at ``loc``: one that set this key or a key inside it, or (a
+    machine's model check that reports at ``machines[0]``) a key under it; all of them for a
+    problem of the whole profile."""
+    if not loc and overridden:  # a check of the whole profile (a renamed workload still referenced)
+        return " --set ".join(overridden.values())
+    return next((s for parts, s in overridden.items()
+                 if tuple(loc[:len(parts)]) == parts or (loc and tuple(parts[:len(loc)]) == tuple(loc))), None)
 
 
 def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> Profile:
@@ -182,7 +193,7 @@ def _problem(error: Any, loc: list[Any], root: yaml.Node | None, filename: str,
     elif error["type"] == "literal_error":
         allowed = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
         msg = f"{error.get('input')!r} is not allowed: {msg}" + _did_you_mean(str(error.get("input")), allowed)
-    spec = next((s for parts, s in overridden.items() if tuple(loc[:len(parts)]) == parts), None)
+    spec = _override_at(loc, overridden)
     line = None if spec else yamldoc.line_of(root, loc)
     where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"

@@ -11,7 +11,7 @@ import functools
 import operator
 from typing import Annotated, Any, cast
 
-from pydantic import AfterValidator, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Discriminator, Field, Tag, field_validator, model_validator
 
 from .targets import ScratchTarget, Target, TargetModel
 from .workload import Strict, named
@@ -35,7 +35,9 @@ class Host(Strict):
     key_file: str | None = Field(None, description="private key; default: SSH agent and ~/.ssh keys")
     sudo: bool = Field(False, description="prefix privileged steps with passwordless sudo")
     host_key: str | None = Field(None, pattern=FINGERPRINT, description="pinned host key fingerprint, SHA256:...")
-    install_fio: bool = Field(True, description="install the engine (fio) with apt/dnf/zypper when missing")
+    install_engine: bool = Field(True, validation_alias=AliasChoices("install_engine", "install_fio"),
+                                 description="install the engine (fio) with apt/dnf/zypper when missing "
+                                             "(install_fio, its old name, is still read)")
     platform: str = Field("linux", description="the host's operating system family")
     targets: dict[str, Target] = Field(
         default_factory=lambda: {"scratch": cast(TargetModel, ScratchTarget(scratch=True))},

@@ -82,6 +82,7 @@ class Profile(Strict):
         merged["extra"] = {**(self.defaults.extra or {}), **(workload.extra or {})}
         merged["engine_options"] = {**(self.defaults.engine_options or {}), **(workload.engine_options or {})} \
             or None
+        merged["deliberate"] = {**(self.defaults.deliberate or {}), **(workload.deliberate or {})} or None
         merged["targets"] = workload.targets
         sections = workload.sections or []
         if merged.get("rw") is None and (not sections or not all(s.rw for s in sections)):
@@ -95,6 +96,12 @@ class LoadedProfile(BaseModel):
     profile: Profile
     path: str
     text: str
+    overrides: list[str] = []  # the ``--set KEY=VALUE`` applied to the file, for errors to name
+
+    @property
+    def source(self) -> str:
+        """Where the profile came from, as an error names it: the file, and any ``--set`` applied."""
+        return f"{self.path}: with --set {' --set '.join(self.overrides)}" if self.overrides else self.path
 
 
 __all__ = ["Host", "LoadedProfile", "Profile", "TargetModel"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -29,6 +30,12 @@ SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
 MAX_JOB_S = 30 * 86400.0  # a month: longer than any soak test, short enough for every timer
 MAX_BS = 1 << 31  # 2 GiB: fio's block sizes are 32-bit (its bs option takes at most 4 GiB - 1)
 MAX_SWEEP = 64  # values of one sweep; more is a typo or a loop, not a plan
+# Warnings a profile may set off on purpose (``deliberate:``), each with its reason: plan shows the
+# reason once as a note, and results do not repeat the warning. A default that warns about itself
+# teaches users to ignore every warning.
+DELIBERATE = ("short_runtime", "jobs_over_cpus", "small_working_set", "page_cache", "burst", "not_steady",
+              "low_queue_depth")
+Reason = Annotated[str, Field(min_length=3, max_length=200)]
 
 
 class Strict(BaseModel):
@@ -77,6 +84,9 @@ class WorkloadOptions(Strict):
     extra: dict[str, Scalar] | None = Field(None, description="other engine options, verbatim (fio options)")
     engine_options: dict[str, dict[str, Any]] | None = Field(
         None, description="blocks of engine-only options, keyed by engine (e.g. diskspd:)")
+    deliberate: dict[Literal[DELIBERATE], Reason] | None = Field(  # type: ignore[valid-type]
+        None, description="warnings this workload sets off on purpose, each with the reason (one of "
+        + ", ".join(DELIBERATE) + "): plan shows the reason once instead of the warning")
 
     @model_validator(mode="before")
     @classmethod
@@ -117,7 +127,8 @@ class WorkloadOptions(Strict):
             return v
         if parse_duration(v) > MAX_JOB_S:
             raise ValueError(f"{shown(v)} is longer than 30 days")
-        return str(v)
+        # a YAML number as plain decimal seconds (1e-10 -> "0.0000000001"), which the rule above reads back
+        return format(Decimal(repr(v)), "f") if isinstance(v, float) else str(v)
 
     @field_validator("ioengine")
     @classmethod
@@ -218,7 +229,8 @@ class Workload(WorkloadOptions):
             lists = {k: data[k] for k in SWEEPABLE if isinstance(data.get(k), list)}
             if lists:
                 data = {k: v for k, v in data.items() if k not in lists}
-                data["sweep"] = {**(data.get("sweep") or {}), **lists}
+                if isinstance(data.get("sweep") or {}, dict):  # else pydantic names the bad sweep alone
+                    data["sweep"] = {**(data.get("sweep") or {}), **lists}
         return data
 
     @field_validator("sweep")

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..store import Store
 from ..units import parse_size
-from .gate import HIGHER_IS_BETTER, metric_value
+from .gate import ACCEPTED, HIGHER_IS_BETTER, metric_value
 from .stats import Summary, summarize
 
 METRICS = ("iops", "bw", "p50", "p99")
@@ -122,6 +122,7 @@ class HistoryPoint:
     verdict: str | None
     values: dict[str, float | None]
     n: int
+    accepted: bool = False  # a suspect verdict someone let into the baselines with `accept`
 
 
 def history(store: Store, *, workload: str | None = None, target: str | None = None,
@@ -135,6 +136,7 @@ def history(store: Store, *, workload: str | None = None, target: str | None = N
             if target and row.target != target:
                 continue
             point = HistoryPoint(run["id"], run["started"], run.get("verdict"),
-                                 {m: metric_value(row, m) for m in METRICS}, row.n)
+                                 {m: metric_value(row, m) for m in METRICS}, row.n,
+                                 bool(run.get("accepted")) and run.get("verdict") not in ACCEPTED)
             out.setdefault((row.group_key, row.result.direction), []).append(point)
     return out

@@ -3,8 +3,11 @@
 A metric is suspect when it falls outside the baseline median +- max(threshold x median,
 3 x 1.4826 x MAD) on the bad side (IOPS and bandwidth: lower is worse; latency: higher). Noise
 is measured, not assumed: a baseline whose own spread is wider than twice the threshold cannot
-show a threshold-sized change, and says INCONCLUSIVE rather than guess. An infrastructure
-failure (a failed job, a run that did not finish) is ERROR, never a regression.
+show a threshold-sized change, and says INCONCLUSIVE rather than guess. The run is held to the
+same rule: a run whose repeats vary by more than the threshold, or whose change is within three
+standard errors of its own per-second figures, is INCONCLUSIVE, so short nightly runs on a loaded
+runner do not flap between PASS and REGRESSED. An infrastructure failure (a failed job, a run that
+did not finish) is ERROR, never a regression.
 """
 
 from __future__ import annotations
@@ -21,8 +24,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from .. import yamldoc
 from ..errors import UsageError
 from ..store import Store
-from .stats import MAD_SCALE, Summary, mad, median, summarize
-from .textable import latency, sig3
+from ..units import latency, sig3
+from .stats import MAD_SCALE, Summary, cv, mad, median, summarize
 
 EXIT = {"PASS": 0, "IMPROVED": 0, "LEARNING": 0, "NOT_COMPARABLE": 0, "REGRESSED": 1, "ERROR": 3,
         "INCONCLUSIVE": 4}
@@ -83,7 +86,9 @@ def load_policy(path: str | None) -> Policy:
         key = yamldoc.format_key_path(loc)
         if err["type"] == "extra_forbidden":
             msg, key = f"unknown key {loc[-1]!r}", yamldoc.format_key_path(loc[:-1]) or "(top level)"
-        raise UsageError(f"{path}{f':{line}' if line else ''}: {key}: {msg}") from None
+        raise UsageError(f"{path}{f':{line}' if line else ''}: {key}: {msg}",
+                         hint="the policy's keys are thresholds, jobs, baseline_runs, baseline_days "
+                              "and min_runs (docs/reports-and-gate.md)") from None
 
 
 @dataclass
@@ -196,11 +201,13 @@ def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
             verdict, m, limit, reason = judge(value, baseline, threshold,
                                               HIGHER_IS_BETTER.get(metric, False), policy.min_runs)
             run_cv = _run_cv(row, metric)
+            change = (value - m) / m if m else None
             if verdict != "NOT_COMPARABLE" and run_cv is not None and run_cv > threshold:
                 # a run that cannot repeat itself within the threshold cannot show a threshold-sized change
                 verdict, reason = "INCONCLUSIVE", (f"this run's repeats vary by {run_cv:.1%} (n {row.n}), "
                                                    f"more than the {threshold:.0%} threshold")
-            change = (value - m) / m if m else None
+            elif verdict in ("REGRESSED", "IMPROVED") and change is not None:
+                verdict, reason = _within_own_noise(row, metric, change, verdict, reason)
             result.checks.append(Check(row.group_key, row.result.direction, metric, verdict, value, m,
                                        limit, threshold, len(baseline), reason, change, run_cv))
     verdicts = {c.verdict for c in result.checks} or {"LEARNING"}
@@ -212,6 +219,37 @@ def _run_cv(row: Summary, metric: str) -> float | None:
     """The larger of the metric's own CV and the IOPS CV over this run's repeats (None without)."""
     found = [v for v in (row.cvs.get(metric), row.cvs.get("iops", row.iops_cv)) if v is not None]
     return max(found) if found else None
+
+
+def _series_se(row: Summary, metric: str) -> tuple[float, int] | None:
+    """This run's relative standard error from its per-second figures, and how many there were.
+
+    Only for a run without repeats (repeats carry their own spread). IOPS and bandwidth use the
+    per-second IOPS; a latency metric the larger of the per-second mean latency's and the IOPS's
+    spread. Seconds are not independent (load comes in waves), so this is a floor on the noise.
+    """
+    series = row.result.series
+    if row.n > 1 or series is None:
+        return None
+    spreads = [cv(series.iops)]
+    if metric not in ("iops", "bw") and series.lat_mean_us:
+        spreads.append(cv([v for v in series.lat_mean_us if v is not None]))
+    found = [s for s in spreads if s is not None]
+    if not found or len(series.iops) < 3:
+        return None
+    return max(found) / math.sqrt(len(series.iops)), len(series.iops)
+
+
+def _within_own_noise(row: Summary, metric: str, change: float, verdict: str,
+                      reason: str) -> tuple[str, str]:
+    """A change no larger than three standard errors of the run's own figure proves nothing: a
+    regression becomes INCONCLUSIVE, an improvement PASS."""
+    se = _series_se(row, metric)
+    if se is None or abs(change) > 3 * se[0]:
+        return verdict, reason
+    why = (f"{verdict.lower()} by {abs(change):.1%}, within this run's own noise (+-{3 * se[0]:.1%} from its "
+           f"{se[1]} per-second figures); run longer or with --repeats")
+    return "INCONCLUSIVE" if verdict == "REGRESSED" else "PASS", why
 
 
 def fmt_value(metric: str, value: float | None) -> str:

@@ -123,7 +123,7 @@ class OpenStackRun(ProviderRun):
         targets = {name or "target": t for name, t in m.named_targets().items()}
         host = Host(name=m.name, address=created.address, port=created.port, user=created.user,
                     key_file=None if m.key_name else str(self.key_file), sudo=created.user != "root",
-                    host_key=created.host_key.fingerprint, install_fio=True, targets=targets)
+                    host_key=created.host_key.fingerprint, install_engine=True, targets=targets)
         self.ctx.line(f"{m.name}: waiting for SSH at {host.address}:{host.port}")
         return _wait_ssh(host, trust, self.stopping), replace(job, host=host)
 
