@@ -15,7 +15,7 @@ def test_wheel_carries_templates_and_profiles(tmp_path: Path) -> None:
                     "-w", str(tmp_path), str(REPO)], check=True, capture_output=True)
     (wheel,) = tmp_path.glob("diskbench-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for path in ("diskbench/templates/fio-job.ini.j2", "diskbench/profiles/local.yaml",
+    for path in ("diskbench/templates/fio/job.ini.j2", "diskbench/profiles/local.yaml",
                  "diskbench/profiles/e8-family.yaml"):
         assert path in names
     site = tmp_path / "site"

@@ -1,6 +1,6 @@
 """diskbench: benchmark local and cloud storage, from profile to report.
 
-The library works without the CLI, a store or a terminal::
+The library works without the CLI, a store or a terminal; every command is a function here::
 
     import diskbench
     profile = diskbench.load_profile("local", overrides={"defaults.runtime": "3s"})
@@ -14,15 +14,42 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-__all__ = ["Result", "Results", "__version__", "load_profile", "run"]
+from .version import __version__
+
+__all__ = ["Comparison", "Explanation", "Result", "Results", "__version__", "accept", "cleanup", "compare", "doctor",
+           "explain", "gate", "history", "import_file", "load_profile", "open_store", "plan", "profiles", "render",
+           "report", "results", "resume", "run", "run_options", "runs"]
 
 if TYPE_CHECKING:
-    from .api import Result, Results, load_profile, run
+    from .api import (
+        Comparison,
+        Explanation,
+        Result,
+        Results,
+        accept,
+        cleanup,
+        compare,
+        doctor,
+        explain,
+        gate,
+        history,
+        import_file,
+        load_profile,
+        open_store,
+        plan,
+        profiles,
+        render,
+        report,
+        results,
+        resume,
+        run,
+        run_options,
+        runs,
+    )
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("load_profile", "run", "Results", "Result"):
+    if name in __all__:
         from . import api
 
         return getattr(api, name)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import platform
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from .check import Check
 
 if TYPE_CHECKING:
     from .executors.base import Executor
@@ -16,15 +17,6 @@ if TYPE_CHECKING:
 MIN_FREE = 2 * 1024**3  # the local profile's working set with room to spare
 
 
-@dataclass
-class Check:
-    """One line of ``diskbench doctor``."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
-    optional: bool = False  # needed only for some features: shown, never a failure
 
 
 def checks(ex: Executor, db: str | None, online: bool = False) -> list[Check]:

@@ -29,7 +29,8 @@ class Latency:
     samples: int
     percentiles: dict[str, float] = field(default_factory=dict)
     exact: bool = True  # False when percentiles of several jobs had to be combined without bins
-    bins: dict[int, int] | None = None  # raw fio bins (engine units), kept out of reports
+    bins: dict[int, int] | None = None  # the engine's latency histogram: bin key -> I/Os, kept out of reports
+    bin_ns: float | None = None  # nanoseconds per unit of a bin key, as the parser knows it (fio 3: 1, fio 2: 1000)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -38,6 +39,8 @@ class Latency:
         }
         out.update(self.percentiles)
         out["percentiles_exact"] = self.exact
+        if self.bin_ns is not None:
+            out["bin_ns"] = self.bin_ns
         return out
 
     @classmethod
@@ -46,7 +49,7 @@ class Latency:
         return cls(
             min=data["min"], mean=data["mean"], max=data["max"], stdev=data["stdev"],
             samples=data.get("samples", 0), percentiles=pct,
-            exact=data.get("percentiles_exact", True),
+            exact=data.get("percentiles_exact", True), bin_ns=data.get("bin_ns"),
         )
 
 

@@ -178,6 +178,14 @@ def _engine_of(job: PlannedJob, allow_exec: bool = False) -> str:
     return name
 
 
+def _retarget(target: TargetModel, target_dir: str | None) -> TargetModel:
+    """``--target DIR``: the profile's target moved to DIR; how it is prepared (precondition,
+    warmup) stays as the profile says."""
+    if not target_dir:
+        return target
+    return dir_target(target_dir).model_copy(update={"precondition": target.precondition, "warmup": target.warmup})
+
+
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
                repeats: int | None = None, workloads: list[str] | None = None,
@@ -188,7 +196,7 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
         return _build(loaded, target_dir, hosts, destroy_data_on, repeats, workloads, machines, allow_exec)
     except ProfileError as exc:
         if loaded.path and not exc.message.startswith(loaded.path):
-            exc.message = f"{loaded.path}: {exc.message}"
+            exc.message = f"{loaded.source}: {exc.message}"
         raise
 
 
@@ -240,7 +248,7 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
         raise ProfileError(f"profile {profile.name!r} names its own machines or hosts; "
                            "--host applies to profiles without them")
     if hosts:
-        target = dir_target(target_dir) if target_dir else profile.target
+        target = _retarget(profile.target, target_dir)
         hosts = [h.model_copy(update={"targets": {target.label: target}}) for h in hosts]
     for host in hosts or [h for h in profile.hosts if not machines or h.name in machines]:
         for target_name in host.targets:
@@ -257,7 +265,7 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
                 add(name, machine.name, machine.provider, dict(named), target_name, spec=spec, entry=machine,
                     platform=provider.platform(machine))
     if not (profile.machines or profile.hosts or hosts):
-        target = dir_target(target_dir) if target_dir else profile.target
+        target = _retarget(profile.target, target_dir)
         for name in resolved:
             add(name, LOCAL, LOCAL, {"": target}, "")
     if profile.shared is not None:

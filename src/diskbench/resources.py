@@ -1,4 +1,9 @@
-"""Find the templates and bundled profiles, in a wheel or in a source checkout."""
+"""Find the templates and bundled profiles, in a wheel or in a source checkout.
+
+Each user of templates has a folder of its own under templates/ (an engine's job files, the HTML
+report) and gets a strict Jinja environment over it here, the one place that knows where
+templates/ is.
+"""
 
 from __future__ import annotations
 
@@ -28,15 +33,16 @@ def profiles_dir() -> Path:
     return _locate("profiles")
 
 
-def environment(template_dir: Path | None = None, *, html: bool = False) -> jinja2.Environment:
-    """Strict templates (an undefined name is an error): job files verbatim, HTML escaped."""
+def environment(folder: str | Path, *, escape: bool = False) -> jinja2.Environment:
+    """Strict templates (an undefined name is an error) from ``templates/FOLDER`` (a Path: that folder
+    itself); ``escape`` for HTML and XML (paths and names may hold & < > ' "), else verbatim."""
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(template_dir or templates_dir())),
+        loader=jinja2.FileSystemLoader(str(folder if isinstance(folder, Path) else templates_dir() / folder)),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
-        autoescape=html,
+        autoescape=escape,
     )

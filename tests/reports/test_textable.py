@@ -8,8 +8,9 @@ import pytest
 
 from diskbench.model import PERCENTILES, DirectionResult, Latency, pkey
 from diskbench.reports.formats import to_table
-from diskbench.reports.textable import Col, TextTable, latency, sig3
+from diskbench.reports.textable import Col, TextTable
 from diskbench.store import StoredResult
+from diskbench.units import latency, sig3
 
 
 @pytest.mark.parametrize(("us", "text"), [

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..model import DirectionResult
+from ..units import latency
 from .limit import Limit
 from .phases import BurstPhases, Phase, detect_burst
 
@@ -122,8 +123,14 @@ def _kind_of(limit: Limit) -> str:
     return next(k for k in ("vm_uncached", "vm_cached", "temp", "disk", "nvme") if limit.kind.startswith(k))
 
 
+def rate(mbps: float) -> str:
+    """A data rate set against a published cap: the cap's unit (MB/s, 10^6 B/s) and the results' (MiB/s)."""
+    return f"{mbps:,.1f} MB/s ({mbps * 1e6 / 2**20:,.1f} MiB/s)"
+
+
 def _phrase(measured: Measured, e: _Eval) -> str:
-    text = f"{measured.direction} {e.value:,.0f} {e.limit.unit} = {e.ratio:.1%} of {e.limit.label()}"
+    value = rate(e.value) if e.limit.metric == "mbps" else f"{e.value:,.0f} {e.limit.unit}"
+    text = f"{measured.direction} {value} = {e.ratio:.1%} of {e.limit.label()}"
     if e.limit.metric == "iops" and e.limit.io_unit_bytes and e.value != measured.iops:
         text += f" (I/O over {e.limit.io_unit_bytes // 1024} KiB counted as several)"
     return text
@@ -211,7 +218,7 @@ def _queue(measured: Measured, evals: list[_Eval], notes: tuple[str, ...]) -> Bo
             f"(QD{measured.iodepth} x {measured.jobs} job(s))")
     if measured.lat_mean_us:
         allowed = inflight / (measured.lat_mean_us / 1e6)
-        text += f", {inflight} I/O in flight at {measured.lat_mean_us:,.0f} us mean latency allow ~{allowed:,.0f} IOPS"
+        text += f", {inflight} I/O in flight at {latency(measured.lat_mean_us)} mean latency allow ~{allowed:,.0f} IOPS"
     tight = [e for e in evals if e.ratio <= TOLERANCE[1] and e.limit.metric == "iops"]
     if tight:
         best = max(tight, key=lambda e: e.ratio)
@@ -241,7 +248,7 @@ def _explained_excess(measured: Measured, evals: list[_Eval], notes: tuple[str, 
 
 
 def _none(measured: Measured, evals: list[_Eval], notes: tuple[str, ...]) -> Bound:
-    text = f"{measured.direction} {measured.iops:,.0f} IOPS, {measured.mbps:,.1f} MB/s: "
+    text = f"{measured.direction} {measured.iops:,.0f} IOPS, {rate(measured.mbps)}: "
     within = [e for e in evals if e.ratio <= TOLERANCE[1]]
     if within:
         top = max(within, key=lambda e: e.ratio)

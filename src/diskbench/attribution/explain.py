@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..store import StoredResult
+from .bound import rate
 from .limit import Limit
 from .record import limits_of
 
@@ -48,7 +49,7 @@ def _limit_rows(limits: Sequence[Limit], direction: str) -> list[str]:
 def explain(result: StoredResult) -> list[str]:
     d = result.result
     where = result.target if result.host in ("local", "imported") else f"{result.host}:{result.target}"
-    lines = [f"{result.workload} {d.direction} on {where}: {d.iops:,.0f} IOPS, {d.bw_bytes_per_s / 1e6:,.1f} MB/s"]
+    lines = [f"{result.workload} {d.direction} on {where}: {d.iops:,.0f} IOPS, {rate(d.bw_bytes_per_s / 1e6)}"]
     bound: dict[str, Any] | None = d.bound
     if bound is None:
         lines += _wrap("no bound: no published limit applies to this target and fio's CPU was not "

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import errno
 import importlib
+import logging
 import os
 import sys
 from typing import Any
 
 import click
 
-from .. import __version__
+from ..version import __version__
 from .app import App
 
 # command name -> (module, attribute), in the order --help lists them
@@ -25,7 +26,7 @@ CORE: dict[str, tuple[str, str]] = {
     "profiles": ("results", "profiles"), "profile-schema": ("results", "profile_schema"),
     "doctor": ("results", "doctor"), "explain": ("explain", "explain"),
     "report": ("reports", "report"), "compare": ("reports", "compare_cmd"), "history": ("reports", "history_cmd"),
-    "gate": ("reports", "gate_cmd"), "accept": ("reports", "accept"),
+    "gate": ("reports", "gate_cmd"), "accept": ("reports", "accept"), "store": ("store", "store"),
 }
 
 
@@ -40,7 +41,8 @@ def _provider_commands() -> dict[str, click.Command]:
 
 
 class LazyGroup(click.Group):
-    """Imports a command's module only when the command is listed or run."""
+    """Imports a command's module only when the command is listed or run; every command takes
+    ``-q`` too (``diskbench run -q`` as well as ``diskbench -q run``)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*CORE, *(n for n in _provider_commands() if n not in CORE)]
@@ -48,9 +50,37 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in CORE:
             module, attr = CORE[name]
-            command: click.Command = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
-            return command
-        return _provider_commands().get(name)
+            command: click.Command | None = getattr(importlib.import_module(f"{__name__}.{module}"), attr)
+        else:
+            command = _provider_commands().get(name)
+        if command is not None:
+            _with_quiet(command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Each command's whole first sentence, wrapped under it (click cuts them at 45 characters)."""
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+def _quiet(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.ensure_object(App).quiet = True
+
+
+def _with_quiet(command: click.Command) -> None:
+    """``-q/--quiet`` on ``command`` (and a group's subcommands), once."""
+    for sub in command.commands.values() if isinstance(command, click.Group) else ():
+        _with_quiet(sub)
+    if not any(p.name == "quiet" for p in command.params):
+        command.params.append(click.Option(["--quiet", "-q"], is_flag=True, expose_value=False, callback=_quiet,
+                                           help="No progress lines (as diskbench -q)."))
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -69,6 +99,13 @@ ENVIRONMENT_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, err
                       errno.EMFILE, errno.ENFILE)
 
 
+def _red(text: str) -> str:
+    """``text`` in red on a terminal that wants colour (not with NO_COLOR, not in CI or a pipe)."""
+    from ..ui import color
+
+    return click.style(text, fg="red", bold=True) if color(sys.stderr) else text
+
+
 def _internal(exc: BaseException, debug: bool) -> None:
     """A bug in diskbench: the traceback with DISKBENCH_DEBUG=1, else one line and exit 70."""
     from ..errors import Exit
@@ -85,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     from ..errors import DiskbenchError, Exit
 
     debug = os.environ.get("DISKBENCH_DEBUG") == "1"
+    if not debug:  # the clouds' SDKs log their own retries and credential chains: diskbench says what matters
+        logging.getLogger().setLevel(logging.CRITICAL)  # every library logger that set no level of its own
     try:
         rv: Any = cli.main(args=argv, prog_name="diskbench", standalone_mode=False)
     except click.exceptions.Abort:
@@ -98,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             raise
         from ..text import printable
 
-        click.echo(f"error: {printable(str(exc), keep_newlines=True)}", err=True)
+        click.echo(f"{_red('error:')} {printable(str(exc), keep_newlines=True)}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         click.echo("error: interrupted", err=True)

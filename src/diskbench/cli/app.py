@@ -25,6 +25,7 @@ class App:
         self.db = db
         self.quiet = quiet
         self._ui: UI | None = None
+        self._store: Store | None = None
 
     @property
     def ui(self) -> UI:
@@ -35,9 +36,13 @@ class App:
         return self._ui
 
     def store(self) -> Store:
-        from ..store import Store
+        """The store ``--db`` (or ``DISKBENCH_DB``) names: a SQLite file or a ``postgresql://`` DSN;
+        opened once per invocation (a PostgreSQL store is a connection, maybe over a network)."""
+        if self._store is None:
+            from ..store import Store
 
-        return Store(self.db)
+            self._store = Store(self.db)
+        return self._store
 
     def emit(self, fmt: str, run: dict[str, Any], results: list[Any]) -> None:
         from ..reports.formats import format_results
@@ -58,7 +63,32 @@ pass_app = click.make_pass_decorator(App)
 
 format_option = click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
                              show_default=True, help="Output format.")
+def complete_runs(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of run ids: `last`, then the stored runs' ids, newest first."""
+    from click.shell_completion import CompletionItem
+
+    try:  # completing, the group's callback has not run: the store comes from --db or DISKBENCH_DB
+        listed = App(ctx.find_root().params.get("db"), True).store().list_runs(200)
+    except Exception:  # noqa: BLE001 - completion never fails the shell
+        listed = []
+    ids = ["last", *(str(r["id"]) for r in listed)]
+    return [CompletionItem(i) for i in ids if i.startswith(incomplete)]
+
+
+def complete_profiles(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of --profile: the bundled profiles' names, then YAML files."""
+    from click.shell_completion import CompletionItem
+
+    from ..profile import bundled_profiles
+
+    names = [CompletionItem(n) for n in bundled_profiles() if n.startswith(incomplete)]
+    return names or [CompletionItem(incomplete, type="file")]
+
+
+run_id_argument = click.argument("run_id", shell_complete=complete_runs)
+run_ids_argument = click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...", shell_complete=complete_runs)
 profile_option = click.option("--profile", "-p", "profile", required=True, metavar="NAME|FILE",
+                              shell_complete=complete_profiles,
                               help="A bundled profile name (see `diskbench profiles`) or a YAML file.")
 set_option = click.option("--set", "overrides", multiple=True, metavar="KEY.PATH=VALUE",
                           help="Override a profile value, e.g. defaults.runtime=5s (repeatable).")

@@ -1,47 +1,17 @@
-"""``diskbench cleanup``: delete what runs left behind in clouds, provider by provider.
-
-Without ``--provider`` it looks at every provider that creates machines. One that is not set up
-(no credentials, no cloud named) or cannot log in is skipped with a line saying why, and the
-others still run: a machine that only ever used one cloud needs no credentials for the rest.
-The command fails only when a provider that was set up fails, or when the one named with
-``--provider`` cannot do its part.
-"""
+"""``diskbench cleanup``: what diskbench left behind, deleted (``diskbench.cleanup`` does the work)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .app import App, pass_app
+from .app import App, format_option, pass_app
 from .run import provider_options
 
 if TYPE_CHECKING:
-    from ..errors import DiskbenchError
+    from ..cleanup import CleanupOutcome
     from ..store import Store
-
-
-@dataclass
-class Outcome:
-    """One provider's part: what it deleted (or would), or why it was skipped, or how it failed."""
-
-    name: str
-    done: list[str] = field(default_factory=list)
-    skipped: str | None = None
-    error: DiskbenchError | None = None
-
-
-@dataclass
-class Ask:
-    """What every provider is asked to clean up."""
-
-    options: dict[str, Any]
-    state_dir: Path
-    run_id: str | None
-    older_than: float | None
-    dry_run: bool
 
 
 @click.command()
@@ -51,34 +21,30 @@ class Ask:
 @click.option("--dry-run", is_flag=True, help="List what would be deleted, delete nothing.")
 @click.option("--provider", "only", metavar="NAME", help="Only this provider's resources.")
 @provider_options
+@format_option
 @pass_app
 def cleanup(app: App, older_than: str | None, run_ref: str | None, dry_run: bool, only: str | None,
-            provider_opts: dict[str, Any]) -> None:
-    """Delete what diskbench created in clouds and left behind (expired, or in its journal)."""
-    age = _age(older_than)
+            provider_opts: dict[str, Any], fmt: str) -> None:
+    """Delete what diskbench created in clouds and left behind (expired, or in its journal), and what
+    killed runs left on hosts."""
+    import json
+
+    from .. import api
+
     store = app.store()
-    ask = Ask(provider_opts, store.path.parent, _run_id(app, store, run_ref) if run_ref else None, age, dry_run)
-    names = [only] if only else _machine_providers()
-    hosts = [] if only and only != HOSTS else [_hosts(app, store, ask)]
-    _report(app, hosts + [_clean(app, name, ask, explicit=only is not None) for name in names if name != HOSTS])
-
-
-HOSTS = "hosts"  # --provider hosts: only what dead runs left on this machine and their SSH hosts
-
-
-def _hosts(app: App, store: Store, ask: Ask) -> Outcome:
-    """What killed runs left on hosts (mounts, arrays, scratch folders, data files, workspaces),
-    from the store's journal."""
-    from ..errors import DiskbenchError
-    from ..runner.leftovers import clean
-
-    out = Outcome(HOSTS)
-    out.done, failed = clean(store, run_id=ask.run_id, dry_run=ask.dry_run, line=app.ui.line)
-    if failed:
-        for line in failed[:-1]:
-            app.ui.line(f"hosts: {line}")
-        out.error = DiskbenchError(f"hosts: {failed[-1]}", hint="fix what is named, then run cleanup again")
-    return out
+    run_id = _run_id(app, store, run_ref) if run_ref else None
+    outcomes = api.cleanup(store=store, run_id=run_id, older_than=_age(older_than), dry_run=dry_run,
+                           provider=only, options=provider_opts, line=app.ui.line)
+    if fmt == "json":
+        app.ui.write(json.dumps({"schema": "diskbench.cleanup/1", "dry_run": dry_run,
+                                 "outcomes": [o.to_json() for o in outcomes]}, indent=2) + "\n")
+    else:
+        _lines(app, outcomes)
+    errors = [out.error for out in outcomes if out.error is not None]
+    for error in errors[:-1]:
+        click.echo(f"error: {error}", err=True)
+    if errors:
+        raise errors[-1]
 
 
 def _age(older_than: str | None) -> float | None:
@@ -103,61 +69,12 @@ def _run_id(app: App, store: Store, ref: str) -> str:
     return ref
 
 
-def _machine_providers() -> list[str]:
-    from .. import registry
-
-    return [n for n in registry.providers.names() if registry.providers.get(n).creates_machines]
-
-
-def _clean(app: App, name: str, ask: Ask, *, explicit: bool) -> Outcome:
-    """One provider's cleanup; not being set up or not logging in skips it unless it was named."""
-    from .. import registry
-    from ..errors import DiskbenchError
-    from ..providers.base import NotConfigured
-
-    provider = registry.providers.get(name)
-    out = Outcome(name)
-    why = provider.configured(ask.options, state_dir=ask.state_dir)
-    if why is not None:
-        if explicit:
-            out.error = NotConfigured(f"{name}: {why}")
-        else:
-            out.skipped = why
-        return out
-    try:
-        out.done = provider.cleanup(ask.options, state_dir=ask.state_dir, run_id=ask.run_id,
-                                    older_than=ask.older_than, dry_run=ask.dry_run, line=app.ui.line)
-    except NotConfigured as exc:
-        if explicit:
-            out.error = _named(name, exc)
-        else:
-            out.skipped = f"{exc.message}; {exc.hint}" if exc.hint else exc.message
-    except DiskbenchError as exc:
-        out.error = _named(name, exc)
-    return out
-
-
-def _named(name: str, exc: DiskbenchError) -> DiskbenchError:
-    """The provider's error with its name in front, and its exit code."""
-    from ..errors import DiskbenchError
-
-    named = DiskbenchError(f"{name}: {exc.message}", hint=exc.hint)
-    named.exit_code = exc.exit_code
-    return named
-
-
-def _report(app: App, outcomes: list[Outcome]) -> None:
-    """What each provider did or why it was skipped (stdout); then every failure, the last one as
-    the command's error."""
-    for out in outcomes:  # whole lines, never wrapped: scripts and CI logs read them
+def _lines(app: App, outcomes: list[CleanupOutcome]) -> None:
+    """What each part did or why it was skipped, whole lines (scripts and CI logs read them)."""
+    for out in outcomes:
         if out.skipped is not None:
             app.ui.write(f"{out.name}: skipped ({out.skipped})\n")
         for done in out.done:
             app.ui.write(f"{out.name}: {done}\n")
-    errors = [out.error for out in outcomes if out.error is not None]
-    if not errors and not any(out.done for out in outcomes):
+    if not any(out.error for out in outcomes) and not any(out.done for out in outcomes):
         app.ui.write("nothing to clean up\n")
-    for error in errors[:-1]:
-        click.echo(f"error: {error}", err=True)
-    if errors:
-        raise errors[-1]

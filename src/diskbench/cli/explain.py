@@ -4,24 +4,23 @@ from __future__ import annotations
 
 import click
 
-from .app import App, pass_app
+from .app import App, pass_app, run_id_argument
 
 
 @click.command()
-@click.argument("run_id")
+@run_id_argument
 @click.argument("job", required=False)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
 @pass_app
-def explain(app: App, run_id: str, job: str | None) -> None:
+def explain(app: App, run_id: str, job: str | None, fmt: str) -> None:
     """Why each result of a run is what it is: the limit that bound it, with figures."""
-    from ..attribution.explain import explain as explain_one
-    from ..attribution.explain import select
-    from ..errors import DiskbenchError
+    from .. import api
+    from ..reports.documents import dumps, explain_json
 
     store = app.store()
-    run = store.get_run(run_id)
-    results = select(store.get_results(run["id"]), job)
-    if not results:
-        raise DiskbenchError(f"run {run['id']} has no result for job {job!r}",
-                             hint=f"see `diskbench show {run['id']}` for its workloads")
-    blocks = ["\n".join(explain_one(r)) for r in results]
-    app.ui.write("\n\n".join(blocks) + "\n")
+    explanations = api.explain(run_id, job, store=store)
+    if fmt == "json":
+        app.ui.write(dumps(explain_json(store.get_run(run_id)["id"], explanations)))
+        return
+    app.ui.write("\n\n".join("\n".join(e.lines) for e in explanations) + "\n")

@@ -2,32 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from .app import App, pass_app
+from .app import App, complete_runs, pass_app, run_id_argument, run_ids_argument
 
 if TYPE_CHECKING:
     from ..reports.compare import CompareRow
 
 
 @click.command()
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@run_ids_argument
 @click.option("--html", "html_file", required=True, type=click.Path(dir_okay=False), help="File to write.")
 @click.option("--no-history", is_flag=True, help="Leave out the history charts.")
 @pass_app
 def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool) -> None:
     """Write one self-contained HTML report (tables and charts, works offline)."""
+    from .. import api
     from ..errors import UsageError
-    from ..reports.html import build_report
 
-    text = build_report(app.store(), list(run_ids), with_history=not no_history)
+    text = api.report(list(run_ids), store=app.store(), with_history=not no_history)
     try:
         Path(html_file).write_text(text, encoding="utf-8")
     except OSError as exc:
@@ -37,7 +35,7 @@ def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool)
 
 
 @click.command("compare")
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN...]")
+@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN...]", shell_complete=complete_runs)
 @click.option("--format", "fmt", type=click.Choice(["table", "markdown", "json"]), default="table",
               show_default=True)
 @click.option("--fail-on", "fail_on", multiple=True, metavar="METRIC:PCT",
@@ -46,16 +44,18 @@ def report(app: App, run_ids: tuple[str, ...], html_file: str, no_history: bool)
 @pass_app
 def compare_cmd(app: App, run_ids: tuple[str, ...], fmt: str, fail_on: tuple[str, ...]) -> None:
     """Runs side by side per job and direction: values, ratios, and whether it beats the noise."""
+    from .. import api
     from ..errors import DiskbenchError
-    from ..reports.compare import compare, worse_by
+    from ..reports.compare import worse_by
+    from ..reports.documents import compare_json, dumps
 
     if len(run_ids) < 2:
         raise click.UsageError("compare needs at least two runs")
     limits = _fail_on(fail_on)
-    runs, rows = compare(app.store(), list(run_ids))
+    found = api.compare(list(run_ids), store=app.store())
+    runs, rows = found.runs, found.rows
     if fmt == "json":
-        app.ui.write(json.dumps({"schema": "diskbench.compare/1", "runs": [r["id"] for r in runs],
-                                 "rows": [asdict(r) for r in rows]}, indent=2) + "\n")
+        app.ui.write(dumps(compare_json(runs, rows)))
     else:
         _compare_table(app, runs, rows, fmt)
     bad = [f"{r.job} {r.direction} {r.metric} run {i + 1} worse by {w:.1%}"
@@ -84,7 +84,8 @@ METRIC_LABELS = {"iops": "IOPS ↑", "bw": "MiB/s ↑", "p50": "p50 ↓", "p99":
 
 
 def _cell(metric: str, value: float | None) -> str:
-    from ..reports.textable import count, latency
+    from ..reports.textable import count
+    from ..units import latency
 
     if metric == "iops":
         return count(value, 0)
@@ -142,54 +143,64 @@ def _compare_table(app: App, runs: list[dict[str, Any]], rows: list[CompareRow],
 @click.command("history")
 @click.option("--workload", "-w", help="Only this workload (or sweep base name).")
 @click.option("--target", "-t", help="Only this target label.")
-@click.option("--last", "last", type=click.IntRange(min=1), default=20, show_default=True,
+@click.option("--last", "last", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True,
               help="Look at the newest N runs.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="Output format.")
 @pass_app
-def history_cmd(app: App, workload: str | None, target: str | None, last: int) -> None:
+def history_cmd(app: App, workload: str | None, target: str | None, last: int, fmt: str) -> None:
     """One job's values over time (the HTML report draws them as a line chart)."""
-    from ..errors import DiskbenchError
-    from ..reports.compare import history
+    from .. import api
+    from ..reports.documents import HISTORY_COLUMNS, dumps, history_json, history_rows, to_csv
     from ..reports.textable import Col, TextTable
 
-    found = history(app.store(), workload=workload, target=target, last=last)
-    if not found:
-        raise DiskbenchError("no stored results match", hint="see `diskbench runs`")
+    found = api.history(store=app.store(), workload=workload, target=target, last=last)
+    if fmt == "json":
+        app.ui.write(dumps(history_json(found)))
+        return
+    if fmt == "csv":
+        app.ui.write(to_csv(history_rows(found), HISTORY_COLUMNS))
+        return
     for (job, direction), points in found.items():
         table = TextTable([Col("run", min_width=20), Col("started", drop=2), Col("gate", shrink=True, drop=1),
                            Col("n", right=True), Col("IOPS", right=True), Col("MiB/s", right=True),
                            Col("p50", right=True), Col("p99", right=True)], title=f"{job} {direction}")
         for p in points:
             v = p.values
-            table.add_row(p.run_id, p.started[:16].replace("T", " "), p.verdict or "-", p.n,
+            verdict = f"{p.verdict} (accepted)" if p.accepted else p.verdict or "-"
+            table.add_row(p.run_id, p.started[:16].replace("T", " "), verdict, p.n,
                           *(_cell(m, v[m]) for m in ("iops", "bw", "p50", "p99")))
         app.ui.print(table)
 
 
 @click.command("gate")
-@click.argument("run_id")
+@run_id_argument
 @click.option("--policy", type=click.Path(dir_okay=False), help="gate.yaml with thresholds and windows.")
 @click.option("--strict", is_flag=True, help="INCONCLUSIVE (too noisy) exits 4 instead of 0.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False), help="Write the verdict as JSON.")
 @click.option("--junit", "junit_file", type=click.Path(dir_okay=False), help="Write JUnit XML.")
 @click.option("--markdown", "md_file", type=click.Path(dir_okay=False),
               help="Write the explanation as Markdown (e.g. $GITHUB_STEP_SUMMARY).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Print the verdict as text or as JSON.")
 @pass_app
 def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file: str | None,
-             junit_file: str | None, md_file: str | None) -> None:
+             junit_file: str | None, md_file: str | None, fmt: str) -> None:
     """Gate a run against the last accepted runs of the same testbed (exit 0/1/3/4)."""
+    from .. import api
     from ..errors import DiskbenchError, Exit
-    from ..reports.gate import explain, gate, load_policy, record, to_junit
+    from ..reports.documents import dumps
+    from ..reports.gate import explain, to_junit
     from ..reports.gate import to_markdown as gate_markdown
+    from ..text import printable
 
     try:
-        store = app.store()
-        result = gate(store, run_id, load_policy(policy))
-        record(store, result)
+        result = api.gate(run_id, store=app.store(), policy=policy)
     except DiskbenchError as exc:
         exc.exit_code = Exit.GATE_ERROR  # no verdict could be reached: never mistaken for REGRESSED
         raise
-    for path, text in ((json_file, json.dumps(result.to_json(), indent=2) + "\n"),
-                       (junit_file, to_junit(result)), (md_file, gate_markdown(result))):
+    for path, text in ((json_file, dumps(result.to_json())), (junit_file, to_junit(result)),
+                       (md_file, gate_markdown(result))):
         if path:
             try:
                 with open(path, "a" if path == os.environ.get("GITHUB_STEP_SUMMARY") else "w") as fh:
@@ -199,27 +210,49 @@ def gate_cmd(app: App, run_id: str, policy: str | None, strict: bool, json_file:
                                        "name a file you can write to")
                 error.exit_code = Exit.GATE_ERROR  # exit 1 would read as REGRESSED
                 raise error from None
-    for warning in result.warnings:
-        app.ui.warn(warning)
-    counts: dict[str, int] = {}
-    for c in result.checks:
-        counts[c.verdict] = counts.get(c.verdict, 0) + 1
-    detail = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-    app.ui.write(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})\n")
-    for c in result.checks:
-        if c.verdict in ("REGRESSED", "ERROR", "INCONCLUSIVE"):
-            app.ui.write(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {explain(c)}\n")
+    if fmt == "json":
+        app.ui.write(dumps(result.to_json()))
+    else:
+        for warning in result.warnings:
+            app.ui.warn(warning)
+        counts: dict[str, int] = {}
+        for c in result.checks:
+            counts[c.verdict] = counts.get(c.verdict, 0) + 1
+        detail = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        head = app.ui.wrap(printable(f"gate {result.run_id}: {result.verdict} ({detail or 'no checks'})"))
+        app.ui.write(head.replace(result.verdict, app.ui.verdict(result.verdict), 1) + "\n", styled=True)
+        for c in result.checks:
+            if c.verdict in ("REGRESSED", "ERROR", "INCONCLUSIVE"):
+                line = printable(f"  {c.verdict}: {c.job} {c.direction} {c.metric}: {explain(c)}")
+                line = app.ui.wrap(line, indent=4).replace(c.verdict, app.ui.verdict(c.verdict), 1)
+                app.ui.write(line + "\n", styled=True)
     code = result.exit_code(strict)
     if code:
         sys.exit(code)
 
 
 @click.command()
-@click.argument("run_id")
+@run_id_argument
+@click.option("--yes", "-y", is_flag=True, help="Accept a REGRESSED or failed run without asking.")
 @pass_app
-def accept(app: App, run_id: str) -> None:
-    """Let a suspect run into future baselines (after checking it is not a regression)."""
+def accept(app: App, run_id: str, yes: bool) -> None:
+    """Let a suspect run into future baselines (after checking it is not a regression).
+
+    A REGRESSED, INCONCLUSIVE or ERROR run becomes the new normal for every later gate, so
+    diskbench asks first; without a terminal to ask on, it needs --yes."""
+    from .. import api
+    from ..errors import UsageError
+    from ..reports.gate import ACCEPTED
+
     store = app.store()
     run = store.get_run(run_id)
-    store.set_verdict(run["id"], run.get("verdict") or "ACCEPTED", True)
+    verdict = run.get("verdict")
+    if verdict and verdict not in ACCEPTED and not yes:
+        question = f"run {run['id']} was {verdict}; later gates will measure against it. Accept it?"
+        if not app.ui.interactive:
+            raise UsageError(f"run {run['id']} was {verdict}", hint="pass --yes to accept it into baselines")
+        if not click.confirm(question, default=False, err=True):
+            app.ui.print(f"run {run['id']} is left out of baselines")
+            return
+    run = api.accept(run["id"], store=store)
     app.ui.print(f"run {run['id']} is accepted into baselines")

@@ -8,34 +8,45 @@ from typing import Any
 
 import click
 
-from .app import App, format_option, pass_app
+from .app import App, format_option, pass_app, run_id_argument, run_ids_argument
+
+TABLE_FORMATS = ("table", "json", "csv")
+table_format_option = click.option("--format", "fmt", type=click.Choice(TABLE_FORMATS), default="table",
+                                   show_default=True, help="Output format.")
 
 
 @click.group(invoke_without_command=True)
 @click.option("--limit", "-n", type=click.IntRange(min=1, max=1_000_000), default=20, show_default=True)
+@table_format_option
 @click.pass_context
-def runs(ctx: click.Context, limit: int) -> None:
+def runs(ctx: click.Context, limit: int, fmt: str) -> None:
     """List stored runs, newest first; `runs delete` and `runs prune` tidy the store."""
     if ctx.invoked_subcommand is None:
-        _list_runs(ctx.obj, limit)
+        _list_runs(ctx.obj, limit, fmt)
 
 
-def _list_runs(app: App, limit: int) -> None:
+def _list_runs(app: App, limit: int, fmt: str) -> None:
+    from .. import api
+    from ..reports.documents import RUN_COLUMNS, dumps, run_rows, runs_json, to_csv
     from ..reports.textable import Col, TextTable
 
     store = app.store()
-    listed = store.list_runs(limit)
+    listed = api.runs(store=store, limit=limit)
+    if fmt == "json":
+        app.ui.write(dumps(runs_json(str(store.path), listed)))
+        return
+    if fmt == "csv":
+        app.ui.write(to_csv(run_rows(listed), RUN_COLUMNS))
+        return
     if not listed:
         app.ui.write(f"no runs in {store.path} yet; start one with `diskbench run --profile local`\n")
         return
     table = TextTable([Col("id", min_width=20), Col("profile", shrink=True), Col("origin", drop=2),
                        Col("started", drop=1), Col("status"), Col("jobs", right=True),
                        Col("host", shrink=True)], title=f"runs in {store.path}")
-    for r in listed:
-        counts = r["job_counts"]
-        jobs = f"{counts.get('done', 0)}/{sum(counts.values())}"
-        table.add_row(r["id"], r["profile"], r["origin"], r["started"][:16].replace("T", " "), r["status"], jobs,
-                      str(r["facts"].get("hostname", "-")))
+    for row in run_rows(listed):
+        table.add_row(row["id"], row["profile"], row["origin"], row["started"][:16].replace("T", " "), row["status"],
+                      f"{row['jobs_done']}/{row['jobs']}", row["host"] or "-")
     app.ui.print(table)
 
 
@@ -63,7 +74,7 @@ force_option = click.option("--force", is_flag=True, help="Also delete runs the 
 
 
 @runs.command("delete")
-@click.argument("run_ids", nargs=-1, required=True, metavar="RUN_ID...")
+@run_ids_argument
 @dry_run_option
 @force_option
 @pass_app
@@ -100,14 +111,15 @@ def runs_prune(app: App, failed: bool, older_than: str | None, dry_run: bool, fo
 
 
 @click.command()
-@click.argument("run_id")
+@run_id_argument
 @format_option
 @pass_app
 def show(app: App, run_id: str, fmt: str) -> None:
     """Print a stored run again (RUN_ID may be a unique prefix or `last`)."""
-    store = app.store()
-    run = store.get_run(run_id)
-    app.emit(fmt, run, store.get_results(run["id"]))
+    from .. import api
+
+    found = api.results(run_id, store=app.store())
+    app.emit(fmt, found.run, found.stored)
 
 
 @click.command("import")
@@ -119,32 +131,34 @@ def show(app: App, run_id: str, fmt: str) -> None:
 @pass_app
 def import_cmd(app: App, file: Path, no_store: bool, per_job: bool, fmt: str) -> None:
     """Read an engine's output file (fio json/json+, DiskSpd XML or text, noise included); store and print it."""
-    from ..importer import import_file
+    from .. import api
 
-    imported = import_file(file, store=None if no_store else app.store(), per_job=per_job)
-    app.emit(fmt, imported.run, imported.results)
+    imported = api.import_file(file, store=None if no_store else app.store(), keep=not no_store, per_job=per_job)
+    app.emit(fmt, imported.run, imported.stored)
     for error in imported.errors:
         app.ui.warn(f"{file}: {error}")
 
 
 @click.command()
+@table_format_option
 @pass_app
-def profiles(app: App) -> None:
+def profiles(app: App, fmt: str) -> None:
     """List the bundled profiles."""
-    from rich.table import Table
+    from .. import api
+    from ..reports.documents import PROFILE_COLUMNS, dumps, profiles_json, to_csv
+    from ..reports.textable import Col, TextTable
 
-    from ..errors import DiskbenchError
-    from ..profile import bundled_profiles, parse_profile
-
-    table = Table(title="bundled profiles", title_justify="left")
-    table.add_column("name")
-    table.add_column("description")
-    for name, path in bundled_profiles().items():
-        try:
-            description = parse_profile(path.read_text(), str(path)).description
-        except DiskbenchError as exc:
-            description = f"(invalid: {exc})"
-        table.add_row(name, description)
+    found = api.profiles()
+    if fmt == "json":
+        app.ui.write(dumps(profiles_json(found)))
+        return
+    if fmt == "csv":
+        app.ui.write(to_csv(found, PROFILE_COLUMNS))
+        return
+    table = TextTable([Col("name", min_width=8), Col("description", shrink=True, min_width=20)],
+                      title="bundled profiles (diskbench plan --profile NAME shows one)")
+    for p in found:
+        table.add_row(p["name"], f"(invalid: {p['error']})" if p.get("error") else p["description"])
     app.ui.print(table)
 
 
@@ -159,18 +173,24 @@ def profile_schema(app: App) -> None:
 
 @click.command()
 @click.option("--online", is_flag=True, help="Also check cloud logins over the network.")
+@table_format_option
 @pass_app
-def doctor(app: App, online: bool) -> None:
+def doctor(app: App, online: bool, fmt: str) -> None:
     """Say what is installed and what is missing, with the command that fixes it."""
-    from ..doctor import checks
+    from .. import api
     from ..errors import DiskbenchError
-    from ..executors.local import LocalExecutor
+    from ..reports.documents import CHECK_COLUMNS, doctor_json, dumps, to_csv
 
-    missing = 0
-    for check in checks(LocalExecutor(), app.db, online):
-        mark = "ok     " if check.ok else "absent " if check.optional else "MISSING"
-        fix = f"  -> {check.fix}" if check.fix else ""
-        app.ui.write(f"{mark} {check.name:9} {check.detail}{fix}\n")
-        missing += not check.ok and not check.optional
+    checks = api.doctor(db=app.db, online=online)
+    if fmt == "json":
+        app.ui.write(dumps(doctor_json(checks)))
+    elif fmt == "csv":
+        app.ui.write(to_csv([vars(c) for c in checks], CHECK_COLUMNS))
+    else:
+        for check in checks:
+            mark = "ok     " if check.ok else "absent " if check.optional else "MISSING"
+            fix = f"  -> {check.fix}" if check.fix else ""
+            app.ui.write(f"{mark} {check.name:9} {check.detail}{fix}\n")
+    missing = sum(not c.ok and not c.optional for c in checks)
     if missing:
         raise DiskbenchError(f"{missing} requirement(s) missing; run the commands shown above")

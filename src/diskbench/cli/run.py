@@ -1,8 +1,10 @@
-"""Commands that run or plan work: run, plan, render, resume, latency (cleanup is in cleanup.py)."""
+"""Commands that run or plan work: run, plan, render, resume, latency; each parses its arguments,
+calls the library (``diskbench.api``) and renders what it returns (cleanup is in cleanup.py)."""
 
 from __future__ import annotations
 
 import functools
+import json
 import signal
 from collections.abc import Callable
 from pathlib import Path
@@ -18,15 +20,15 @@ from .app import (
     machine_option,
     pass_app,
     profile_option,
+    run_id_argument,
     set_option,
     target_option,
 )
 
 if TYPE_CHECKING:
-    from ..plan import Plan
+    from ..api import Results
     from ..profile import Host, LoadedProfile
-    from ..runner import RunOptions, RunOutcome
-    from ..store import Store
+    from ..runner import RunOptions
 
 REMOTE_OPTIONS = [
     click.option("--key", "key_file", metavar="FILE", help="SSH private key (default: agent, ~/.ssh)."),
@@ -36,7 +38,8 @@ REMOTE_OPTIONS = [
     click.option("--known-hosts", metavar="FILE", help="known_hosts file (default ~/.ssh/known_hosts)."),
     click.option("--destroy-data-on", "destroy", metavar="DEV", multiple=True,
                  help="A device whose data diskbench may destroy (repeatable)."),
-    click.option("--no-install-fio", is_flag=True, help="Fail instead of installing the engine on a host."),
+    click.option("--no-install-engine", "--no-install-fio", is_flag=True,
+                 help="Fail instead of installing the engine (fio) on a host."),
 ]
 
 
@@ -75,7 +78,7 @@ def _hosts(destinations: tuple[str, ...], key_file: str | None, sudo: bool, no_i
     from ..providers.static import parse_destination
 
     try:
-        return [parse_destination(d, key_file=key_file, sudo=sudo, install_fio=not no_install)
+        return [parse_destination(d, key_file=key_file, sudo=sudo, install_engine=not no_install)
                 for d in destinations]
     except (ValueError, ValidationError) as exc:
         raise click.BadParameter(f"use user@address[:port] ({exc})", param_hint="--host") from None
@@ -130,92 +133,73 @@ def _path(value: str | None, option: str) -> str | None:
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
         workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
         allow_exec: bool, key_file: str | None, sudo: bool,
-        accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_fio: bool,
+        accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_engine: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
-    from ..plan import build_plan
-    from ..profile import load_profile
-    from ..runner import Runner
+    from .. import api
 
-    hosts = _hosts(destinations, key_file, sudo, no_install_fio)
+    hosts = _hosts(destinations, key_file, sudo, no_install_engine)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
     options.keep_files, options.allow_exec = keep_files, allow_exec
     options.workloads, options.machines = list(workloads) or None, list(machines) or None
-    loaded = load_profile(profile, overrides)
-    _preflight(app, loaded)
-    plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts or None,
-                      destroy_data_on=list(destroy), repeats=repeats, workloads=options.workloads,
-                      machines=options.machines, allow_exec=allow_exec)
-    from ..advice import stability_warnings
+    _run(app, api.load_profile(profile, list(overrides)), options, fmt)
 
-    for warning in stability_warnings(plan):
-        app.ui.warn(warning)
-    store = app.store()
+
+def _run(app: App, loaded: LoadedProfile, options: RunOptions, fmt: str) -> None:
+    """``api.run`` with this terminal's progress; the results printed, then a failure raised."""
+    from .. import api
+
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a killed CI job tears down like Ctrl-C
-    outcome = Runner(store, app.ui).start(plan, options)
-    _finish(app, store, outcome, fmt)
+    results = api.run(loaded, options=options, store=app.store(), progress=app.ui, check=False)
+    _finish(app, results, fmt)
 
 
 @click.command()
 @click.argument("destination", metavar="USER@ADDR[:PORT]")
 @click.option("--path", "path", metavar="DIR", help="Directory on the host to measure (default: a "
               "scratch directory in /var/tmp, i.e. the OS disk; /mnt is the Azure temp disk).")
-@click.option("--runtime", default="20s", show_default=True, help="Measured time per job.")
+@click.option("--runtime", default="30s", show_default=True, help="Measured time per job.")
 @click.option("--size", default="1G", show_default=True, help="Test file size.")
+@click.option("--precondition", is_flag=True, help="Write the test file once before measuring, so reads "
+              "and overwrites meet allocated blocks (what a database's files look like).")
 @remote_options
 @format_option
 @pass_app
-def latency(app: App, destination: str, path: str | None, runtime: str, size: str, key_file: str | None,
-            sudo: bool, accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...],
-            no_install_fio: bool, fmt: str) -> None:
+def latency(app: App, destination: str, path: str | None, runtime: str, size: str, precondition: bool,
+            key_file: str | None, sudo: bool, accept_new_host_key: bool, known_hosts: str | None,
+            destroy: tuple[str, ...], no_install_engine: bool, fmt: str) -> None:
     """QD1 8k random-write and random-read latency of one host, in about a minute."""
-    from ..plan import build_plan
-    from ..profile import load_profile
-    from ..runner import Runner
+    from .. import api
 
-    hosts = _hosts((destination,), key_file, sudo, no_install_fio)
-    loaded = load_profile("latency", {"defaults.runtime": runtime, "defaults.size": size})
-    options = _options(path, hosts, destroy, accept_new_host_key, known_hosts)
-    plan = build_plan(loaded, target_dir=options.target_dir, hosts=hosts)
-    store = app.store()
-    outcome = Runner(store, app.ui).start(plan, options)
-    _finish(app, store, outcome, fmt)
+    hosts = _hosts((destination,), key_file, sudo, no_install_engine)
+    overrides = {"defaults.runtime": runtime, "defaults.size": size}
+    if precondition:
+        overrides["target"] = "{scratch: true, precondition: true}"
+    loaded = api.load_profile("latency", overrides)
+    _run(app, loaded, _options(path, hosts, destroy, accept_new_host_key, known_hosts), fmt)
 
 
 @click.command()
-@click.argument("run_id")
+@run_id_argument
 @click.option("--accept-new-host-key", is_flag=True, help="Trust a host key seen for the first time.")
 @allow_exec_option
 @format_option
 @pass_app
 def resume(app: App, run_id: str, accept_new_host_key: bool, allow_exec: bool, fmt: str) -> None:
     """Run the jobs of an interrupted or failed run that have no result yet."""
-    from ..runner import Runner, RunOptions
+    from .. import api
 
-    store = app.store()
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    options = RunOptions(accept_new_host_key=accept_new_host_key, allow_exec=allow_exec)
-    outcome = Runner(store, app.ui).resume(run_id, options)
-    _finish(app, store, outcome, fmt)
+    results = api.resume(run_id, store=app.store(), progress=app.ui, accept_new_host_key=accept_new_host_key,
+                         allow_exec=allow_exec, check=False)
+    _finish(app, results, fmt)
 
 
-def _finish(app: App, store: Store, outcome: RunOutcome, fmt: str) -> None:
+def _finish(app: App, results: Results, fmt: str) -> None:
     """Print the run; a run that did not complete is an error (exit 6 when the safety rule refused)."""
-    from ..errors import DiskbenchError, SafetyError
-
-    run_id, messages = outcome.run_id, outcome.messages
-    run = store.get_run(run_id)
-    app.emit(fmt, run, store.get_results(run_id))
-    if run["status"] == "completed":
-        return
-    if outcome.refused:  # the refusal says which device and how to name it
-        raise SafetyError(f"run {run_id} is {run['status']}: {outcome.refused[0]}")
-    raise DiskbenchError(
-        f"run {run_id} is {run['status']}: {len(messages)} job(s) failed ({messages[0]})"
-        if messages else f"run {run_id} is {run['status']}",
-        hint=f"raw outputs are in {run['artifacts_dir']}; `diskbench resume {run_id}` retries",
-    )
+    app.emit(fmt, results.run, results.stored)
+    results.raise_for_status()
 
 
 @click.command()
@@ -225,93 +209,30 @@ def _finish(app: App, store: Store, outcome: RunOutcome, fmt: str) -> None:
 @machine_option
 @click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
 @allow_exec_option
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="Output format.")
 @pass_app
 def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, machines: tuple[str, ...],
-         refresh_prices: bool, allow_exec: bool) -> None:
+         refresh_prices: bool, allow_exec: bool, fmt: str) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
-    from .. import registry
-    from ..plan import build_plan
-    from ..profile import load_profile
-    from ..reports.textable import Col, TextTable
-    from ..units import human_seconds
+    from .. import api
+    from ..reports.plan_view import cost_tables, plan_json, plan_table
 
-    p = build_plan(load_profile(profile, overrides), target_dir=_target(target), machines=list(machines) or None,
-                   allow_exec=allow_exec)
-    created = {m.name: m for m in p.profile.profile.machine_entries}
-    table = TextTable([Col("#", right=True, min_width=2), Col("workload", shrink=True, min_width=8),
-                       Col("rw"), Col("bs", right=True), Col("iodepth", right=True), Col("numjobs", right=True),
-                       Col("size", right=True), Col("runtime", right=True), Col("expected", right=True)],
-                      title=f"profile {p.profile.profile.name}: {p.profile.profile.description}")
-    described: set[str] = set()
-    last: tuple[str, str] | None = None
-    for j in p.jobs:  # one line per machine (its storage said once) and target, then its jobs
-        if (j.machine, j.target_label) != last:
-            last = (j.machine, j.target_label)
-            label = f"{j.machine} · {j.target_label}"
-            if j.machines:  # a unit on a client group: one engine run on all of them
-                label = f"{j.machine} ({len(j.machines)} clients) · {j.target_label}"
-            elif created and j.machine not in described:
-                described.add(j.machine)
-                size, storage = registry.providers.get(j.provider).describe(created[j.machine])
-                label = f"{j.machine} ({size}; {storage}) · {j.target_label}"
-            table.add_group(label)
-        w = j.workload
-        runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime  # steady-state rounds
-        if w.drain_burst and runtime:
-            runtime += " +drain"
-        declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, runtime)
-        table.add_row(j.seq + 1, w.name, *("-" if v is None else v for v in declared), human_seconds(j.expected_s))
-    table.caption.append(f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}")
-    app.ui.print(table)
-    if created:
-        _costs(app, p, refresh_prices)
-        from ..attribution.plan_check import burst_warnings
-
-        for warning in burst_warnings(p):
+    options = api.run_options(target_dir=_target(target), machines=list(machines) or None, allow_exec=allow_exec)
+    report = api.plan(api.load_profile(profile, list(overrides)), options=options, refresh_prices=refresh_prices,
+                      line=app.ui.line)
+    if fmt == "json":
+        app.ui.write(json.dumps(plan_json(report), indent=2) + "\n")
+    else:
+        for table in [plan_table(report), *cost_tables(report)]:
+            app.ui.print(table)
+        for warning in report.warnings:
             app.ui.warn(warning)
-    _preflight(app, p.profile)
-
-
-def _costs(app: App, p: Plan, refresh: bool) -> None:
-    """Machine-minutes and estimated cost per machine, under the plan table."""
-    from .. import registry
-    from ..reports.textable import Col, TextTable
-
-    for name in p.providers():
-        costs, source = registry.providers.get(name).costs(p, refresh=refresh, line=app.ui.line)
-        if not costs:
-            continue
-        table = TextTable([Col("machine", shrink=True), Col("size", shrink=True), Col("VM-minutes", right=True),
-                           Col("estimate USD", right=True), Col("note", shrink=True)],
-                          title="machines and estimated cost", caption=[source])
-        total = 0.0
-        for c in costs:
-            total += c.usd or 0.0
-            table.add_row(c.machine, c.size, f"{c.vm_minutes:.0f}", "-" if c.usd is None else f"{c.usd:.2f}", c.note)
-        table.add_row("total", "", f"{sum(c.vm_minutes for c in costs):.0f}", f"{total:.2f}", "")
-        app.ui.print(table)
-
-
-def _preflight(app: App, loaded: LoadedProfile) -> None:
-    """Offline checks of machines a provider would create: every problem at once, then fail."""
-    from .. import registry
-    from ..errors import ProfileError
-
-    profile = loaded.profile
-    machines = profile.machine_entries
-    if not machines:
-        return
-    problems = []
-    for name in dict.fromkeys(m.provider for m in machines):
-        problems += registry.providers.get(name).offline_problems([m for m in machines if m.provider == name])
-    if not problems:
-        app.ui.line(f"pre-flight: {len(machines)} machine(s) fit their sizes "
-                    "(offline check against diskbench's size data)")
-        return
-    for problem in problems:
-        app.ui.line(f"pre-flight: {problem}")
-    raise ProfileError(f"{loaded.path}: profile {profile.name!r}: {len(problems)} pre-flight problem(s); "
-                       "nothing was created", hint="see the lines above")
+        for note in report.notes:
+            app.ui.line(f"note: {note}")
+        for text in report.preflight_lines():
+            app.ui.line(text)
+    report.check()
 
 
 @click.command("render")
@@ -322,33 +243,11 @@ def _preflight(app: App, loaded: LoadedProfile) -> None:
 @pass_app
 def render_cmd(app: App, profile: str, target: str | None, out: str, allow_exec: bool) -> None:
     """Write the engine's job files of a profile, to read or to run by hand."""
-    from .. import registry
-    from ..engines.base import Place
-    from ..errors import UsageError
-    from ..plan import build_plan
-    from ..profile import load_profile
+    from .. import api
 
-    p = build_plan(load_profile(profile), target_dir=_target(target), allow_exec=allow_exec)
-    folder = Path(out)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--out {out}: cannot create the folder: {exc.strerror}",
-                         hint="name a folder you can write to") from None
-    placeholder = False
-    for job in p.jobs:
-        engine = registry.engines.get(job.engine)
-        places = []
-        for part in job.parts:
-            directory = getattr(part.target, "dir", None)
-            placeholder |= directory is None
-            places.append(Place(part.workload, part.target_label, directory or "${DISKBENCH_TARGET}"))
-        path = folder / f"{job.seq:02d}-{job.slug}{engine.job_suffix}"
-        try:
-            path.write_text(engine.render(job, places, purpose="by-hand"), encoding="utf-8")
-        except OSError as exc:
-            raise UsageError(f"--out {out}: cannot write {path.name}: {exc.strerror}") from None
+    rendered = api.render(profile, Path(out), target_dir=_target(target), allow_exec=allow_exec)
+    for path in rendered.files:
         app.ui.line(str(path))
-    if placeholder:
-        app.ui.line(f"run them in {folder} as their first comment says, with DISKBENCH_TARGET set to an "
+    if rendered.placeholder:
+        app.ui.line(f"run them in {out} as their first comment says, with DISKBENCH_TARGET set to an "
                     "existing directory on the disk to measure")

@@ -12,8 +12,9 @@ from ..attribution.record import tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
 from ..text import printable
+from ..units import latency
 from .stats import Summary, summarize
-from .textable import Col, TextTable, count, latency
+from .textable import Col, TextTable, count
 
 SCHEMA = "diskbench.results/1"
 FORMATS = ("table", "json", "markdown", "csv")
@@ -48,6 +49,7 @@ def _r(value: float, digits: int) -> float:
 
 def _clat_json(clat: Latency) -> dict[str, Any]:
     out = clat.to_json()
+    out.pop("bin_ns", None)  # the store's business (how to read its histograms), not a latency
     for k, v in out.items():
         if isinstance(v, float):
             out[k] = _r(v, 6 if k in ("mean", "stdev") else 3)  # µs from ns; fio's means carry decimals

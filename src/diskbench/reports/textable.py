@@ -10,7 +10,6 @@ repeating them on every row.
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -139,31 +138,6 @@ class TextTable:
         for line in self.lines(options.max_width):
             yield Segment(line)
             yield Segment.line()
-
-
-def sig3(value: float) -> str:
-    """Three significant figures without exponent: 56.0, 1.29, 167, 1290."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:.2f}" if value == 0 else str(value)
-    rounded = float(f"{value:.3g}")
-    digits = max(0, 2 - math.floor(math.log10(abs(rounded))))
-    return f"{rounded:.{digits}f}"
-
-
-_LAT_UNITS = (("µs", 1.0), ("ms", 1e3), ("s", 1e6))
-
-
-def latency(us: float | None) -> str:
-    """A latency in µs as people read it: ``56.0 µs``, ``1.29 ms``, ``167 ms`` (3 significant figures)."""
-    if us is None:
-        return "-"
-    if abs(us) < 1:
-        return f"{sig3(us * 1000)} ns" if us else "0 µs"
-    for unit, scale in _LAT_UNITS:
-        value = float(f"{us / scale:.3g}")
-        if abs(value) < 1000 or unit == "s":
-            return f"{sig3(value)} {unit}"
-    raise AssertionError("unreachable")
 
 
 def count(value: float | None, digits: int = 0) -> str:

@@ -78,6 +78,10 @@ class DiskspdEngine(Engine):
     def sniff(self, text: str) -> bool:
         return sniff(text)
 
+    def multi_host(self) -> None:
+        """DiskSpd has no mode that drives one job on many hosts at once: no client group runs it."""
+        return None
+
     def precondition(self, workload: Workload) -> Workload:
         """The prefill: DiskSpd creates the file at ``size`` (``-c``), then writes it sequentially once."""
         return workload.model_copy(update={"rw": "write", "bs": "1M", "iodepth": 8, "numjobs": 1,

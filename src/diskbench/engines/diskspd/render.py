@@ -16,17 +16,17 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from diskbench.errors import ProfileError
+from diskbench.resources import environment
 from diskbench.units import parse_size
 
 from .options import resolve
 
-TEMPLATE = "diskspd/profile.xml.j2"
+TEMPLATE = "profile.xml.j2"  # in templates/diskspd/
 DEFAULT_EXE = "diskspd"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -74,26 +74,10 @@ def _target(t: DiskspdTarget | str) -> _TargetView:
     return _TargetView(target.path, size)
 
 
-def _templates_dir() -> Path:
-    # A wheel carries templates/ inside the diskbench package; a checkout has it at the top.
-    here = Path(__file__).resolve()
-    for candidate in (here.parents[2] / "templates", here.parents[4] / "templates"):
-        if (candidate / TEMPLATE).is_file():
-            return candidate
-    raise FileNotFoundError("diskbench installation is missing templates/diskspd/")
-
-
 @lru_cache(maxsize=1)
 def _environment() -> jinja2.Environment:
-    """One per process, so the template is compiled once."""
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(_templates_dir())),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=True,  # paths may hold & < > ' "
-    )
+    """One per process, so the template is compiled once; escaped: paths may hold & < > ' "."""
+    env = environment("diskspd", escape=True)
     env.filters["xml_bool"] = lambda v: "true" if v else "false"
     return env
 

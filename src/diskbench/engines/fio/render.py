@@ -12,19 +12,17 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 
-from ... import __version__
 from ...errors import ProfileError
 from ...model import PERCENTILES
 from ...resources import environment
 from ...text import control_char, printable, shown
-from ..base import Place
+from ...version import __version__
+from ..base import BY_HAND_TARGET, Place
 
 if TYPE_CHECKING:
     from ...plan import PlannedJob
 
-FIO_TEMPLATE = "fio-job.ini.j2"
-# `diskbench render` without --target: fio expands ${VAR} from the environment when it reads the file
-BY_HAND_TARGET = "${DISKBENCH_TARGET}"
+FIO_TEMPLATE = "job.ini.j2"  # in templates/fio/
 
 
 def _fio_bool(value: Any) -> str:
@@ -64,7 +62,7 @@ def _fio_comment(value: Any) -> str:
 def _environment() -> jinja2.Environment:
     """One environment per process: it compiles the template once, not once per job file (a
     scale-out unit renders one per client: 32 compiles cost the controller 0.3 s per job)."""
-    return _with_filters(environment())
+    return _with_filters(environment("fio"))
 
 
 def _with_filters(env: jinja2.Environment) -> jinja2.Environment:

@@ -13,7 +13,7 @@ from .prepare import LinuxPreparer
 from .shell import PosixShell
 
 if TYPE_CHECKING:
-    from ...doctor import Check
+    from ...check import Check
 
 # Package managers in the order they are tried: (program, argv installing PACKAGE).
 PACKAGE_MANAGERS: tuple[tuple[str, list[str]], ...] = (
@@ -100,7 +100,7 @@ class LinuxPlatform(Platform):
         raise ExecutionError(f"{host}: {package} is not installed and no apt-get, dnf or zypper was found")
 
     def doctor(self, ex: Executor) -> list[Check]:
-        from ...doctor import Check
+        from ...check import Check
 
         out = []
         for tool, package in (("findmnt", "util-linux"), ("lsblk", "util-linux")):

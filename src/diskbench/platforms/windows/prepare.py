@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 from ...errors import DiskbenchError, ExecutionError, SafetyError
 from ...executors.base import Executor
 from ...profile.targets import DeviceTarget, DirTarget, LunsTarget, LunTarget, ScratchTarget, StripeTarget, TempTarget
-from ..base import DeviceMap, Prepared, Preparer
+from ..base import DeviceMap, Platform, Prepared, Preparer
 from .powershell import encoded_command, ps_quote
 
 if TYPE_CHECKING:
     from ...profile import TargetModel
-    from . import WindowsPlatform
 
 ALLOCATION_UNIT = 65536  # NTFS clusters of 64 KiB, as the Azure guide formats data disks
 INTERLEAVE = 65536  # Storage Spaces stripe unit, the guide's default for data disks
@@ -33,7 +32,7 @@ DISKS = """Get-Disk | ForEach-Object {
 
 
 class WindowsPreparer(Preparer):
-    def __init__(self, ex: Executor, platform: WindowsPlatform, *, devices: DeviceMap, allowed: list[str],
+    def __init__(self, ex: Executor, platform: Platform, *, devices: DeviceMap, allowed: list[str],
                  name: str, run_id: str, scratch_base: str | None, line: Callable[[str], None]) -> None:
         self.ex, self.platform, self.map = ex, platform, devices
         self.allowed = {a.lower() for a in allowed}

@@ -7,8 +7,6 @@ the tags to find what is left.
 
 from __future__ import annotations
 
-import getpass
-import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -16,12 +14,13 @@ from typing import Any
 
 from azure.core.exceptions import HttpResponseError, ResourceNotFoundError
 
-from ... import __version__
 from ...errors import DiskbenchError
+from .. import lifecycle
+from ..lifecycle import DEFAULT_LIFETIME, MARKER, when
 from .session import AzureSession
 
-MARKER = "diskbench"
-DEFAULT_LIFETIME = timedelta(hours=6)
+__all__ = ["DEFAULT_LIFETIME", "MARKER", "Journal", "Leftover", "create_group", "delete_group", "find_leftovers",
+           "group_name", "tags"]
 
 
 def group_name(run_id: str) -> str:
@@ -29,38 +28,16 @@ def group_name(run_id: str) -> str:
 
 
 def tags(run_id: str, *, lifetime: timedelta = DEFAULT_LIFETIME, now: datetime | None = None) -> dict[str, str]:
-    now = now or datetime.now(timezone.utc)
-    return {MARKER: "true", "diskbench-run": run_id, "diskbench-created": now.isoformat(timespec="seconds"),
-            "diskbench-expires": (now + lifetime).isoformat(timespec="seconds"),
-            "diskbench-owner": getpass.getuser(), "diskbench-version": __version__}
+    return lifecycle.labels(run_id, lifetime=lifetime, now=now)
 
 
-class Journal:
+class Journal(lifecycle.Journal):
     def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def write(self, event: str, **fields: Any) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"), "event": event, **fields}
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry) + "\n")
-            fh.flush()
+        super().__init__(path, "azure", owns_unnamed=True)
 
     def open_groups(self) -> dict[str, dict[str, Any]]:
         """Groups the journal says were (being) created and not yet deleted."""
-        out: dict[str, dict[str, Any]] = {}
-        if not self.path.exists():
-            return out
-        for line in self.path.read_text().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            if entry.get("event") == "creating-group":
-                out[entry["group"]] = entry
-            elif entry.get("event") == "deleted-group":
-                out.pop(entry["group"], None)
-        return out
+        return self.still_open("creating-group", "deleted-group", "group")
 
 
 def create_group(session: AzureSession, journal: Journal, run_id: str, region: str,
@@ -99,16 +76,15 @@ def find_leftovers(session: AzureSession, journal: Journal, *, older_than: timed
     found: dict[str, Leftover] = {}
     for group in session.resources.resource_groups.list(filter=f"tagName eq '{MARKER}' and tagValue eq 'true'"):
         t = group.tags or {}
-        created, expires = _when(t.get("diskbench-created")), _when(t.get("diskbench-expires"))
+        created, expires = when(t.get("diskbench-created")), when(t.get("diskbench-expires"))
         run = t.get("diskbench-run")
         if run_id is not None:
             if run == run_id:
                 found[group.name] = Leftover(group.name, run, expires, created, f"run {run_id}")
             continue
-        if older_than is not None and created is not None and now - created >= older_than:
-            found[group.name] = Leftover(group.name, run, expires, created, f"older than {older_than}")
-        elif expires is not None and expires <= now:
-            found[group.name] = Leftover(group.name, run, expires, created, "expired")
+        reason = lifecycle.stale(created, expires, now, older_than)
+        if reason is not None:
+            found[group.name] = Leftover(group.name, run, expires, created, reason)
     for name, entry in journal.open_groups().items():
         if entry.get("subscription") not in (None, session.subscription_id) or name in found:
             continue
@@ -118,12 +94,5 @@ def find_leftovers(session: AzureSession, journal: Journal, *, older_than: timed
             except ResourceNotFoundError:
                 journal.write("deleted-group", group=name)  # gone already: close the entry
                 continue
-            found[name] = Leftover(name, entry.get("run"), None, _when(entry.get("time")), "in the journal")
+            found[name] = Leftover(name, entry.get("run"), None, when(entry.get("time")), "in the journal")
     return list(found.values())
-
-
-def _when(text: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text) if text else None
-    except ValueError:
-        return None

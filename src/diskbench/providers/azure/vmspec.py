@@ -87,7 +87,7 @@ def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, ho
     if m.os == "windows":  # no cloud-init: OpenSSH and the keys come with an extension (winspec.py)
         from .winspec import windows_os_profile
 
-        body["properties"]["osProfile"] = windows_os_profile(m)
+        body["properties"]["osProfile"] = windows_os_profile(m, ADMIN_USER)
     if m.zone:
         body["zones"] = [m.zone]
     if any(d.type == "UltraSSD_LRS" for d in m.data_disks):

@@ -18,7 +18,6 @@ from typing import Any
 from ...executors.keys import KeyPair
 from ...platforms.windows.powershell import encoded_command, ps_quote, windows_command_line
 from .schema import Machine
-from .vmspec import ADMIN_USER
 
 EXTENSION = "diskbench-openssh"
 
@@ -62,9 +61,9 @@ if (-not (Get-NetFirewallRule -Name diskbench-ssh -ErrorAction SilentlyContinue)
 """
 
 
-def windows_os_profile(m: Machine) -> dict[str, Any]:
+def windows_os_profile(m: Machine, admin_user: str) -> dict[str, Any]:
     return {"computerName": m.name[:15],  # NetBIOS names stop at 15 characters
-            "adminUsername": ADMIN_USER, "adminPassword": admin_password(),
+            "adminUsername": admin_user, "adminPassword": admin_password(),
             "windowsConfiguration": {"provisionVMAgent": True, "enableAutomaticUpdates": False,
                                      "patchSettings": {"patchMode": "Manual"}}}
 

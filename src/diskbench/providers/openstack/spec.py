@@ -6,15 +6,15 @@ tags and metadata and the volumes' metadata: after a crash, those are the only m
 
 from __future__ import annotations
 
-import getpass
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 
 from diskbench.errors import DiskbenchError
 
-MARKER = "diskbench"
-DEFAULT_LIFETIME = timedelta(hours=6)
+from ..lifecycle import DEFAULT_LIFETIME, MARKER, labels, when
+
+__all__ = ["DEFAULT_LIFETIME", "MARKER", "labels", "when"]  # the labels every provider writes, used from here
 SSH_PORT_KEY = "diskbench-ssh-port"  # a server whose SSH is forwarded elsewhere (a NAT, a lab) says so here
 
 # Login users of the common cloud images, by Glance's os_distro (the image's os_admin_user wins).
@@ -145,30 +145,6 @@ def server_name(run_id: str, machine: str) -> str:
 
 def run_tag(run_id: str) -> str:
     return f"{MARKER}-run-{run_id}"
-
-
-def labels(run_id: str, *, lifetime: timedelta = DEFAULT_LIFETIME, now: datetime | None = None) -> dict[str, str]:
-    """The metadata of every server and volume of a run (Nova and Cinder take up to 255 characters)."""
-    now = now or datetime.now(timezone.utc)
-    return {MARKER: "true", "diskbench-run": run_id, "diskbench-created": now.isoformat(timespec="seconds"),
-            "diskbench-expires": (now + lifetime).isoformat(timespec="seconds"),
-            "diskbench-owner": getpass.getuser()[:64], "diskbench-version": _version()}
-
-
-def when(text: str | None) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text) if text else None
-    except ValueError:
-        return None
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("diskbench")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def default_user(image_properties: dict[str, object], image_name: str) -> str | None:

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from diskbench.errors import DiskbenchError
 
+from ..lifecycle import DEFAULT_LIFETIME, MARKER, stale, when
 from .journal import Journal
 from .session import Waits, explained, find
-from .spec import DEFAULT_LIFETIME, MARKER, Leftover, run_prefix, run_tag, when
+from .spec import Leftover, run_prefix, run_tag
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -230,14 +231,10 @@ def find_leftovers(conn: Connection, *, older_than: timedelta | None = None, run
             if rid == run_id:
                 out.append(Leftover(rid, f"run {run_id}", found.created, found.expires, found.resources))
             continue
-        if found.expires is not None and found.expires <= now:
-            found.reason = "expired"
-        elif older_than is not None and found.created is not None and now - found.created >= older_than:
-            found.reason = f"older than {older_than}"
-        elif rid in journaled:
-            found.reason = "in the journal"
-        else:
+        reason = stale(found.created, found.expires, now, older_than)
+        if reason is None and rid not in journaled:
             continue
+        found.reason = reason or "in the journal"
         out.append(found)
     if journal is not None:
         for rid in journaled:

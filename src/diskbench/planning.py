@@ -1,0 +1,127 @@
+"""What is known before anything runs: the plan, its pre-flight problems, its warnings and its cost.
+
+``diskbench plan`` shows it and ``diskbench run`` checks it first, from one place: the same
+pre-flight (offline checks of the machines a provider would create), the same warnings (jobs too
+short, too small or too busy for stable numbers; jobs that measure a disk's burst instead of its
+baseline) and the same cost (machine-minutes and money per machine, from each provider).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import registry
+from .errors import ProfileError
+from .plan import Plan, build_plan
+from .profile import LoadedProfile
+
+if TYPE_CHECKING:
+    from .runner.options import RunOptions
+
+
+@dataclass
+class Cost:
+    """One provider's machines with their minutes and estimated price, and where prices came from."""
+
+    provider: str
+    machines: list[dict[str, Any]]  # machine, size, vm_minutes, usd (None: no price), note
+    source: str
+
+    @property
+    def vm_minutes(self) -> float:
+        return sum(float(m["vm_minutes"]) for m in self.machines)
+
+    @property
+    def usd(self) -> float:
+        return sum(float(m["usd"] or 0.0) for m in self.machines)
+
+    @property
+    def unpriced(self) -> int:
+        return sum(m["usd"] is None for m in self.machines)
+
+
+@dataclass
+class PlanReport:
+    """A plan with everything said about it before it runs."""
+
+    plan: Plan
+    problems: list[str] = field(default_factory=list)  # pre-flight: the run would fail; nothing is created
+    warnings: list[str] = field(default_factory=list)  # it would run, but its numbers may mislead
+    costs: list[Cost] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the profile does on purpose, with its reason
+
+    @property
+    def expected_s(self) -> float:
+        return self.plan.expected_s
+
+    def preflight_lines(self) -> list[str]:
+        """What pre-flight says, one line each: every problem, or that the machines fit their sizes."""
+        machines = self.plan.profile.profile.machine_entries
+        if self.problems:
+            return [f"pre-flight: {p}" for p in self.problems]
+        return [f"pre-flight: {len(machines)} machine(s) fit their sizes (offline check against diskbench's "
+                "size data)"] if machines else []
+
+    def check(self) -> None:
+        """Raise the pre-flight problems as one error (``run`` calls it before creating anything)."""
+        if self.problems:
+            profile = self.plan.profile
+            raise ProfileError(f"{profile.path}: profile {profile.profile.name!r}: {len(self.problems)} pre-flight "
+                               "problem(s); nothing was created", hint="see the lines above")
+
+
+def plan_for(loaded: LoadedProfile, options: RunOptions) -> Plan:
+    """The plan a run with ``options`` runs: the one mapping from run options to a plan (``run``,
+    ``plan``, ``resume`` and the library all use it)."""
+    return build_plan(loaded, target_dir=options.target_dir, hosts=options.host_models() or None,
+                      destroy_data_on=options.destroy_data_on, repeats=options.repeats, workloads=options.workloads,
+                      machines=options.machines, allow_exec=options.allow_exec)
+
+
+def preflight(loaded: LoadedProfile) -> list[str]:
+    """Offline checks of the machines a provider would create: every problem at once."""
+    machines = loaded.profile.machine_entries
+    problems: list[str] = []
+    for name in dict.fromkeys(m.provider for m in machines):
+        problems += map(str, registry.providers.get(name).offline_problems([m for m in machines if m.provider == name]))
+    return problems
+
+
+def advice(plan: Plan) -> tuple[list[str], list[str]]:
+    """Every warning about a plan and every note, one line per kind, each said once: jobs whose
+    numbers vary from run to run (short, small, more jobs than CPUs, buffered in memory) and jobs
+    that measure a disk's credit burst instead of its baseline. What the profile marks
+    ``deliberate:`` is a note with its reason, not a warning."""
+    from .advice import stability_advice
+    from .attribution.plan_check import burst_advice
+
+    found = [*stability_advice(plan), *burst_advice(plan)]
+    return (list(dict.fromkeys(a.text for a in found if a.reason is None)),
+            list(dict.fromkeys(a.text for a in found if a.reason is not None)))
+
+
+def warnings(plan: Plan) -> list[str]:
+    """The warnings of :func:`advice`."""
+    return advice(plan)[0]
+
+
+def costs(plan: Plan, *, refresh: bool = False, line: Callable[[str], None] = lambda _text: None) -> list[Cost]:
+    """Machine-minutes and estimated cost per machine, per provider that prices its machines."""
+    out = []
+    for name in plan.providers():
+        machines, source = registry.providers.get(name).costs(plan, refresh=refresh, line=line)
+        if machines:
+            out.append(Cost(name, [{"machine": c.machine, "size": c.size, "vm_minutes": c.vm_minutes,
+                                    "usd": c.usd, "note": c.note} for c in machines], source))
+    return out
+
+
+def report(plan: Plan, *, refresh_prices: bool = False,
+           line: Callable[[str], None] = lambda _text: None) -> PlanReport:
+    """The plan with its pre-flight problems, warnings and costs."""
+    warned, notes = advice(plan)
+    return PlanReport(plan, preflight(plan.profile), warned,
+                      costs(plan, refresh=refresh_prices, line=line) if plan.profile.profile.machine_entries else [],
+                      notes)

@@ -1,0 +1,87 @@
+"""A plan as people read it (a table per machine and target, a cost table per provider) and as
+JSON (``diskbench.plan/1``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import registry
+from ..plan import PlannedJob
+from ..planning import PlanReport
+from ..units import human_seconds
+from .textable import Col, TextTable
+
+SCHEMA = "diskbench.plan/1"
+
+
+def _runtime(unit: PlannedJob) -> str | None:
+    """The declared runtime as ``plan`` shows it: steady-state rounds and draining said."""
+    w = unit.workload
+    runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime
+    return f"{runtime} +drain" if w.drain_burst and runtime else runtime
+
+
+def plan_table(report: PlanReport) -> TextTable:
+    """One line per machine (its size and storage said once) and target, then its units."""
+    p = report.plan
+    profile = p.profile.profile
+    created = {m.name: m for m in profile.machine_entries}
+    table = TextTable([Col("#", right=True, min_width=2), Col("workload", shrink=True, min_width=8),
+                       Col("rw"), Col("bs", right=True), Col("iodepth", right=True), Col("numjobs", right=True),
+                       Col("size", right=True), Col("runtime", right=True), Col("expected", right=True)],
+                      title=f"profile {profile.name}: {profile.description}")
+    described: set[str] = set()
+    last: tuple[str, str] | None = None
+    for unit in p.jobs:
+        if (unit.machine, unit.target_label) != last:
+            last = (unit.machine, unit.target_label)
+            label = f"{unit.machine} · {unit.target_label}"
+            if unit.machines:  # a unit on a client group: one engine run on all of them
+                label = f"{unit.machine} ({len(unit.machines)} clients) · {unit.target_label}"
+            elif created and unit.machine not in described:
+                described.add(unit.machine)
+                size, storage = registry.providers.get(unit.provider).describe(created[unit.machine])
+                label = f"{unit.machine} ({size}; {storage}) · {unit.target_label}"
+            table.add_group(label)
+        w = unit.workload
+        declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, _runtime(unit))
+        table.add_row(unit.seq + 1, w.name, *("-" if v is None else v for v in declared),
+                      human_seconds(unit.expected_s))
+    table.caption.append(f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}")
+    return table
+
+
+def cost_tables(report: PlanReport) -> list[TextTable]:
+    """Machine-minutes and estimated cost per machine, one table per provider."""
+    out = []
+    for cost in report.costs:
+        table = TextTable([Col("machine", shrink=True), Col("size", shrink=True), Col("VM-minutes", right=True),
+                           Col("estimate USD", right=True), Col("note", shrink=True)],
+                          title="machines and estimated cost", caption=[cost.source])
+        for m in cost.machines:
+            table.add_row(m["machine"], m["size"], f"{m['vm_minutes']:.0f}",
+                          "-" if m["usd"] is None else f"{m['usd']:.2f}", m["note"])
+        # a total that lacks a price says so on its own line: a sum over part of the machines is a floor
+        missing = f"at least: {cost.unpriced} of {len(cost.machines)} have no price" if cost.unpriced else ""
+        table.add_row("total", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", missing)
+        out.append(table)
+    return out
+
+
+def plan_json(report: PlanReport) -> dict[str, Any]:
+    """The plan as a document: its units, expected time, VM-minutes and cost, warnings, problems."""
+    p = report.plan
+    units = []
+    for unit in p.jobs:
+        w = unit.workload
+        units.append({"seq": unit.seq + 1, "workload": w.name, "machine": unit.machine, "provider": unit.provider,
+                      "target": unit.target_label, "engine": unit.engine, "clients": list(unit.machines),
+                      "jobs": [job.workload.name for job in unit.parts] if unit.sections else [w.name],
+                      "rw": w.rw, "bs": w.bs, "iodepth": w.iodepth, "numjobs": w.numjobs, "size": w.size,
+                      "runtime": w.runtime, "rounds": w.rounds, "drain_s": w.drain_s, "repeat": unit.repeat,
+                      "expected_s": round(unit.expected_s, 3)})
+    return {"schema": SCHEMA, "profile": p.profile.profile.name, "path": p.profile.path,
+            "expected_s": round(p.expected_s, 3), "units": units,
+            "costs": [{"provider": c.provider, "source": c.source, "vm_minutes": c.vm_minutes, "usd": c.usd,
+                       "unpriced": c.unpriced, "machines": c.machines} for c in report.costs],
+            "warnings": report.warnings, "notes": report.notes, "problems": report.problems}
