@@ -81,6 +81,10 @@ def test_run_lookup_by_prefix_and_last(store_at: str) -> None:
             for rid in ("20260101-000000-aaaa", "20260102-000000-bbbb"))
     assert store.get_run("20260101")["id"] == a
     assert store.get_run("last")["id"] == b
+    assert store.get_run("last~1")["id"] == a  # the run before the last
+    assert store.get_run("bbbb")["id"] == b and store.get_run("aaa")["id"] == a  # the end of an id
+    with pytest.raises(StoreError, match="no run 'last~2'"):
+        store.get_run("last~2")
     with pytest.raises(StoreError, match="ambiguous"):
         store.get_run("2026")
     with pytest.raises(StoreError, match="no run 'zzz'"):

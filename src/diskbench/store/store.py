@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -227,16 +228,23 @@ class Store(RunLock, PreparedLog, ArtifactKeeping):
         return derived
 
     def get_run(self, run_ref: str) -> dict[str, Any]:
-        if run_ref in ("last", "latest"):
-            rows = self._rows("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT 1")
+        """A run by its id, a prefix of it, the end of it (its random part: ``97fe``), or ``last``
+        and ``last~N`` (the N-th run before the last)."""
+        back = re.fullmatch(r"(?:last|latest)(?:~(\d{1,6}))?", run_ref)
+        if back:
+            rows = self._rows("SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT 1 OFFSET ?",
+                              (int(back.group(1) or 0),))
         else:
             # a prefix as a range on the primary key (LIKE would read every run)
             rows = self._rows("SELECT * FROM runs WHERE id >= ? AND id < ? ORDER BY id",
                               (run_ref, run_ref + "\U0010ffff"))
             exact = [r for r in rows if r["id"] == run_ref]
             rows = exact or rows
+            if not rows and re.fullmatch(r"[0-9a-z-]{2,20}", run_ref):  # the end of an id: one pass over the ids
+                rows = self._rows("SELECT * FROM runs WHERE id LIKE ? ORDER BY id", ("%" + run_ref,))
         if not rows:
-            raise UnknownRun(f"no run {run_ref!r} in {self.location}", hint="see `diskbench runs`")
+            raise UnknownRun(f"no run {run_ref!r} in {self.location}",
+                             hint="see `diskbench runs`; last, last~1 or the end of an id (97fe) work too")
         if len(rows) > 1:
             ids = ", ".join(r["id"] for r in rows[:5])
             raise UnknownRun(f"run id {run_ref!r} is ambiguous: {ids}", hint="type more of it")
