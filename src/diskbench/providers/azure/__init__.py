@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ...advice import Advice
     from ...attribution.limit import Limit
     from ...check import Check
     from ...executors.base import Executor
@@ -42,6 +43,14 @@ class AzureProvider(Provider):
         from .anf import AnfVolume
 
         return {"anf": AnfVolume}
+
+    def plan_advice(self, plan: Plan) -> list[Advice]:
+        """What ``plan`` says of this provider's part of a plan beyond its machines: a NetApp volume's
+        throughput limit beside what its clients can push, and a warning when the volume caps them.
+        A warning has no reason; a note has one (``planning.advice`` sorts them as its own)."""
+        from .anf import plan_advice
+
+        return plan_advice(plan)
 
     def platform(self, machine: MachineBase) -> str:
         return str(getattr(machine, "os", "linux"))
