@@ -19,7 +19,7 @@ import pytest
 
 from diskbench.engines.base import Place
 from diskbench.engines.fio.render import render_fio
-from diskbench.plan import PlannedJob, build_plan
+from diskbench.plan import Unit, build_plan
 from diskbench.profile import load_profile
 from diskbench.units import parse_duration, parse_size
 
@@ -109,7 +109,7 @@ def _normal(options: dict[str, str]) -> Job:
     return tuple(sorted(out.items()))
 
 
-def rendered(job: PlannedJob, directories: dict[str, str]) -> Counter[Job]:
+def rendered(job: Unit, directories: dict[str, str]) -> Counter[Job]:
     """What diskbench's job file for ``job`` runs, with each target at the article's directory."""
     if job.sections:
         places = [Place(s.workload, s.target_label, directories[s.target_name]) for s in job.sections]
@@ -118,8 +118,8 @@ def rendered(job: PlannedJob, directories: dict[str, str]) -> Counter[Job]:
     return fio_jobs(render_fio(job, places))
 
 
-def jobs_of(profile: str) -> dict[tuple[str, str], PlannedJob]:
-    return {(j.machine, j.workload.name): j for j in build_plan(load_profile(profile)).jobs}
+def jobs_of(profile: str) -> dict[tuple[str, str], Unit]:
+    return {(j.machine, j.workload.name): j for j in build_plan(load_profile(profile)).units}
 
 
 def differences(seed: Counter[Job], ours: Counter[Job]) -> dict[str, tuple[list[str], list[str]]]:
@@ -263,6 +263,9 @@ SEED002_MIX = list(range(100, -1, -10))
 # What the article does not say, and the profile chooses (its header says why): diskbench's values.
 SEED002_CHOSEN = {"iodepth", "numjobs", "size", "runtime", "ramp_time", "time_based", "direct", "ioengine",
                   "directory"}
+# The 256 KiB series gives no step for its mix; the profile takes its other uncached series' 25%.
+SEED002_CHOSEN_STEP = {(256, False, False): 25}
+Series = tuple[int, bool, bool]  # (KiB, random, cached)
 
 
 def seed002() -> dict[str, object]:
@@ -273,15 +276,33 @@ def seed002() -> dict[str, object]:
     mixes = [int(a) for a, b in re.findall(r"(\d+)%:(\d+)%", text) if int(a) + int(b) == 100]
     return {"mounts": mounts, "clients": clients, "nfsv3": "NFSv3" in text, "ultra": "Ultra" in text,
             "random": re.findall(r"(\d+)-KiB 和 (\d+)-KiB 區塊大小", text), "mixes": mixes,
-            "randrepeat": "randrepeat=0" in text}
+            "randrepeat": "randrepeat=0" in text, "manual_qos": text.count("手動 QoS"),
+            "tib": re.findall(r"單一 Azure NetApp Files (\d+)-TiB 一般磁碟區", text)}
+
+
+def seed002_series() -> dict[Series, int | None]:
+    """The article's result series of the six-client runs, each with the step of its read/write mix:
+    the sections headed 結果 (results) but for the single-client nconnect runs and the side-by-side
+    comparison (比較) of two series already there. 包含 (with) caching: fio's default randrepeat;
+    otherwise caching is excluded (randrepeat=0)."""
+    text = _seed("002")
+    out: dict[Series, int | None] = {}
+    for section in re.split(r"\n結果:", text)[1:]:
+        head, _, body = section.partition("\n")
+        if "nconnect" in head or "比較" in head:
+            continue
+        (kib,) = re.findall(r"(\d+) ?KiB", head)
+        step = re.search(r"調整為? ?(\d+)%", body)
+        out[(int(kib), "隨機" in head, "包含" in head)] = int(step[1]) if step else None
+    return out
 
 
 def test_anf_profile_mounts_and_sizes_as_the_article() -> None:
     article = seed002()
     (mount,) = article["mounts"]  # type: ignore[misc]
     assert mount == "rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg"
-    jobs = build_plan(load_profile("anf-nfs-scaleout")).jobs
-    options = {j.target.options for j in jobs if j.target is not None and hasattr(j.target, "options")}
+    units = build_plan(load_profile("anf-nfs-scaleout")).units
+    options = {j.target.options for j in units if j.target is not None and hasattr(j.target, "options")}
     assert len(options) == 1
     ours = set(options.pop().split(","))
     # bg: retry a failed mount in the background at boot; a benchmark mounts once and wants the error
@@ -292,24 +313,34 @@ def test_anf_profile_mounts_and_sizes_as_the_article() -> None:
     shared = load_profile("anf-nfs-scaleout").profile.shared
     assert article["nfsv3"] and article["ultra"] and shared is not None and shared.anf is not None
     assert (shared.anf.protocol, shared.anf.service_level) == ("NFSv3", "Ultra")
-    assert all(j.machines == [m.name for m in machines] for j in jobs)  # every job on all six at once
+    # "a single 100-TiB regular volume ... manual QoS", in both the high-IOPS and high-throughput setups
+    assert article["tib"] == ["100"] and article["manual_qos"] == 2
+    assert (shared.anf.size_gib, shared.anf.qos_type) == (100 * 1024, "Manual")
+    assert all(j.machines == [m.name for m in machines] for j in units)  # every job on all six at once
 
 
 def test_anf_profile_renders_the_articles_jobs() -> None:
-    """Each of the article's experiments (4/8 KiB random, 64/256 KiB sequential, the read/write mix in
-    10% steps, randrepeat=0) is one rendered job; nothing the article does not name is added except the
-    values the profile chooses (``SEED002_CHOSEN``)."""
+    """Each of the article's six-client series (4 KiB random with and without caching, 8 KiB random
+    without, 64 KiB sequential with and without, 256 KiB sequential without) is one workload whose mix
+    steps as the article's does (10% or 25%), with randrepeat=0 where caching is excluded and fio's
+    default where it is not; nothing the article does not name is added except the values the profile
+    chooses (``SEED002_CHOSEN``, ``SEED002_CHOSEN_STEP``)."""
     article = seed002()
     assert article["random"] == [("4", "8"), ("64", "256")]
     assert article["mixes"][:3] == [100, 90, 80] and article["randrepeat"]
-    expected = {(rw, str(kib * 1024), str(mix)) for rw, sizes in (("randrw", (4, 8)), ("rw", (64, 256)))
-                for kib in sizes for mix in SEED002_MIX}
-    got = set()
-    for job in build_plan(load_profile("anf-nfs-scaleout")).jobs:
-        (options,) = fio_jobs(render_fio(job, [Place(job.workload, job.target_label, "/mnt/anf")]))
+    series = seed002_series()
+    assert series == {(4, True, True): 10, (4, True, False): 25, (8, True, False): 25, (64, False, True): 10,
+                      (64, False, False): 25, (256, False, False): None}
+    expected = {}
+    for (kib, random, cached), step in series.items():
+        step = step or SEED002_CHOSEN_STEP[(kib, random, cached)]
+        expected[("randrw" if random else "rw", str(kib * 1024), "1" if cached else "0")] = \
+            set(map(str, range(100, -1, -step)))
+    got: dict[tuple[str, str, str], set[str]] = {}
+    for unit in build_plan(load_profile("anf-nfs-scaleout")).units:
+        (options,) = fio_jobs(render_fio(unit, [Place(unit.workload, unit.target_label, "/mnt/anf")]))
         opts = dict(options)
-        got.add((opts["rw"], opts["bs"], opts["rwmixread"]))
-        assert opts["randrepeat"] == "0", job.workload.name  # the article's uncached runs
+        got.setdefault((opts["rw"], opts["bs"], opts["randrepeat"]), set()).add(opts["rwmixread"])
         assert set(opts) - {"rw", "bs", "rwmixread", "randrepeat"} <= SEED002_CHOSEN, sorted(opts)
     assert got == expected
 
@@ -344,7 +375,7 @@ def test_premium_cache_profiles_have_the_articles_disks_and_tests(profile: str) 
     assert work["randwrite-8k"][0] == "randwrite"  # "change the Access Specification to 100% write"
     assert work["randread-256k"][:2] == ("randread", "256k")  # "Changing the block size to 256k"
     assert work["latency-qd1"][2] == 1  # "changing outstanding IO to 1"
-    jobs = build_plan(load_profile(profile)).jobs
+    jobs = build_plan(load_profile(profile)).units
     assert {(j.workload.name, j.target_name) for j in jobs} == {(w, t) for w in work for t in targets}
 
 
@@ -352,6 +383,6 @@ def test_every_client_group_job_gets_randrepeat_0_unless_the_profile_says() -> N
     """The article's uncached runs set randrepeat=0 so the clients do not ask for the same offsets;
     nfs-lab (the same scale-out on any NFS server) sets nothing and gets it from diskbench."""
     assert "randrepeat" not in (load_profile("nfs-lab").profile.defaults.extra or {})
-    for job in build_plan(load_profile("nfs-lab")).jobs:
+    for job in build_plan(load_profile("nfs-lab")).units:
         (options,) = fio_jobs(render_fio(job, [Place(job.workload, job.target_label, "/mnt/nfs")]))
         assert dict(options).get("randrepeat") == "0", job.workload.name

@@ -76,8 +76,8 @@ def stability_advice(plan: Plan, cpus: int | None = None, memory: int | None = N
     cpus = cpus if cpus is not None else os.cpu_count()
     memory = memory if memory is not None else local_memory_bytes()
     found: dict[str, list[tuple[str, Workload]]] = {}
-    for job in plan.jobs:
-        for part in job.parts:
+    for job in plan.units:
+        for part in job.jobs:
             w = part.workload
             try:
                 runtime = parse_duration(w.runtime if w.runtime is not None else DEFAULT_RUNTIME)

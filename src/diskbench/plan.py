@@ -1,6 +1,6 @@
 """profile -> plan: the units of work, where they run, and how long they take, before anything runs.
 
-A unit of work (``PlannedJob``) is one engine run. Usually that is one workload on one target
+A unit of work (``Unit``) is one engine run. Usually that is one workload on one target
 of one machine; a workload with ``sections`` runs several jobs at once on several targets of
 one machine (one engine run, like Azure's ``fioreadwrite.ini``), and a unit may span several
 machines (one job driven from many clients at once).
@@ -24,7 +24,7 @@ _STARTUP_S = 1.0
 
 
 @dataclass(frozen=True)
-class PlannedSection:
+class Job:
     """One job of a unit: the workload it runs and the target it runs on."""
 
     workload: Workload
@@ -37,7 +37,7 @@ class PlannedSection:
 
 
 @dataclass
-class PlannedJob:
+class Unit:
     """One unit of work: one engine run (see the module docstring)."""
 
     seq: int
@@ -54,9 +54,9 @@ class PlannedJob:
     repeats: int = 1
     machine_spec: dict[str, Any] | None = None
     entry: MachineBase | None = None  # the provider's machine, for machines a provider creates
-    sections: list[PlannedSection] = field(default_factory=list)  # several jobs at once (else empty)
+    sections: list[Job] = field(default_factory=list)  # several jobs at once (else empty)
     machines: list[str] = field(default_factory=list)  # several machines at once (else empty)
-    clients: list[PlannedJob] = field(default_factory=list)  # their own jobs: where and how to reach them
+    clients: list[Unit] = field(default_factory=list)  # their own jobs: where and how to reach them
     engine: str = ""
     platform: str = "linux"  # the machine's operating system family (registry name)
 
@@ -67,9 +67,9 @@ class PlannedJob:
         return self.target_name or self.target.label
 
     @property
-    def parts(self) -> list[PlannedSection]:
+    def jobs(self) -> list[Job]:
         """The jobs of this unit: its sections, or the one workload on the one target."""
-        return self.sections or [PlannedSection(self.workload, self.target_name, self.target)]
+        return self.sections or [Job(self.workload, self.target_name, self.target)]
 
     @property
     def base_key(self) -> str:
@@ -114,23 +114,23 @@ class PlannedJob:
 @dataclass
 class Plan:
     profile: LoadedProfile
-    jobs: list[PlannedJob] = field(default_factory=list)
+    units: list[Unit] = field(default_factory=list)
     destroy_data_on: list[str] = field(default_factory=list)
 
     @property
     def expected_s(self) -> float:
         """Wall time: machines run in parallel, the jobs of one machine one after another."""
         per_machine: dict[str, float] = {}
-        for j in self.jobs:
+        for j in self.units:
             per_machine[j.machine] = per_machine.get(j.machine, 0.0) + j.expected_s
         return max(per_machine.values(), default=0.0)
 
     @property
     def machines(self) -> list[str]:
-        return list(dict.fromkeys(j.machine for j in self.jobs))
+        return list(dict.fromkeys(j.machine for j in self.units))
 
     def providers(self) -> list[str]:
-        return list(dict.fromkeys(j.provider for j in self.jobs))
+        return list(dict.fromkeys(j.provider for j in self.units))
 
 
 def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
@@ -147,18 +147,18 @@ def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
     return (_STARTUP_S + ramp + runtime) * rounds + layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S + extra
 
 
-def _sections(w: Workload, targets: dict[str, TargetModel], default: str) -> list[PlannedSection]:
+def _sections(w: Workload, targets: dict[str, TargetModel], default: str) -> list[Job]:
     out = []
     for s in w.sections or []:
         name = s.target or default
         if name not in targets:
             raise ProfileError(f"workload {w.name!r}: section {s.name!r} names target {name!r}, which this "
                                f"machine does not have (it has {', '.join(targets) or 'none'})")
-        out.append(PlannedSection(w.for_section(s), name, targets[name]))
+        out.append(Job(w.for_section(s), name, targets[name]))
     return out
 
 
-def _engine_of(job: PlannedJob, allow_exec: bool = False) -> str:
+def _engine_of(job: Unit, allow_exec: bool = False) -> str:
     """The unit's engine, after it has said it can run every job of the unit as written, and
     that the profile gives it nothing that lands I/O elsewhere or runs programs unasked."""
     from . import registry
@@ -168,7 +168,7 @@ def _engine_of(job: PlannedJob, allow_exec: bool = False) -> str:
     if job.platform not in engine.platforms:
         raise ProfileError(f"workload {job.workload.name!r} runs {name}, which does not run on {job.platform} "
                            f"({job.machine})", hint=f"{name} runs on {', '.join(engine.platforms)}; set engine:")
-    problems = [(part.workload.name, key, why) for part in job.parts
+    problems = [(part.workload.name, key, why) for part in job.jobs
                 for key, why in [*engine.check_workload(part.workload),
                                  *engine.refused_options(part.workload, allow_exec=allow_exec)]]
     if problems:
@@ -223,7 +223,7 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
         raise ProfileError(f"profile {profile.name!r} has no machine or host {', '.join(map(repr, missing))}",
                            hint=f"its machines and hosts: {', '.join(names) or 'none'}")
     resolved = {w.name: profile.expand(w) for w in profile.workloads if not workloads or w.name in workloads}
-    once: list[PlannedJob] = []
+    once: list[Unit] = []
 
     def add(name: str, machine: str, provider: str, targets: dict[str, TargetModel], target_name: str,
             host: Host | None = None, spec: dict[str, Any] | None = None, entry: MachineBase | None = None,
@@ -236,11 +236,11 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
                 sections = _sections(w, targets, target_name)
                 first = sections[0]
                 expected = max(expected_seconds(s.workload, s.target) for s in sections)
-                once.append(PlannedJob(0, profile.name, w, machine, provider, first.target, expected,
+                once.append(Unit(0, profile.name, w, machine, provider, first.target, expected,
                                        first.target_name, host, sweep, machine_spec=spec, entry=entry,
                                        sections=sections, platform=platform))
             elif w.targets is None or not target_name or target_name in w.targets:
-                once.append(PlannedJob(0, profile.name, w, machine, provider, target,
+                once.append(Unit(0, profile.name, w, machine, provider, target,
                                        expected_seconds(w, target), target_name, host, sweep,
                                        machine_spec=spec, entry=entry, platform=platform))
 
@@ -281,5 +281,5 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
     n = repeats or profile.repeats
     for rep in range(1, n + 1):
         for job in once:
-            plan.jobs.append(replace(job, seq=len(plan.jobs), repeat=rep, repeats=n))
+            plan.units.append(replace(job, seq=len(plan.units), repeat=rep, repeats=n))
     return plan

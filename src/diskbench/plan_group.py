@@ -18,7 +18,7 @@ from .profile.targets import NFS_OPTIONS, NfsTarget
 
 if TYPE_CHECKING:
     from .engines.base import MultiHost
-    from .plan import PlannedJob
+    from .plan import Unit
     from .profile import Profile, TargetModel
     from .profile.shared import SharedBase
 
@@ -32,7 +32,7 @@ def shared_target(shared: SharedBase) -> TargetModel:
     return NfsTarget(nfs=f"{volume.key}:/volume", options=volume.spec.options or NFS_OPTIONS)
 
 
-def group_units(profile: Profile, per_client: list[PlannedJob]) -> list[PlannedJob]:
+def group_units(profile: Profile, per_client: list[Unit]) -> list[Unit]:
     """One unit per workload (and swept value) spanning every client, in the profile's order."""
     shared = profile.shared
     assert shared is not None
@@ -40,7 +40,7 @@ def group_units(profile: Profile, per_client: list[PlannedJob]) -> list[PlannedJ
     clients = [j for j in per_client if j.machine in names]
     _check_volume(shared, clients)
     target = shared_target(shared)
-    units: dict[str, PlannedJob] = {}
+    units: dict[str, Unit] = {}
     for job in clients:
         _check_once(job)
         unit = units.get(job.workload.name)
@@ -57,7 +57,7 @@ def group_units(profile: Profile, per_client: list[PlannedJob]) -> list[PlannedJ
     return list(units.values())
 
 
-def multi_host(job: PlannedJob) -> MultiHost:
+def multi_host(job: Unit) -> MultiHost:
     """The multi-host mode of the engine the job runs with (as the plan will choose it)."""
     from . import registry
 
@@ -70,7 +70,7 @@ def multi_host(job: PlannedJob) -> MultiHost:
     return mode
 
 
-def _check_once(job: PlannedJob) -> None:
+def _check_once(job: Unit) -> None:
     """A client group runs each job once, all clients together, and the same job on each."""
     if job.sections:
         raise ProfileError(f"workload {job.workload.name!r}: sections do not run on a shared target "
@@ -81,7 +81,7 @@ def _check_once(job: PlannedJob) -> None:
                            f"(a client group runs each job once, on all clients together); drop {once[0]}")
 
 
-def _check_volume(shared: SharedBase, clients: list[PlannedJob]) -> None:
+def _check_volume(shared: SharedBase, clients: list[Unit]) -> None:
     """A volume block is made by its provider, in the clients' run: its machines must be the clients."""
     volume = shared.volume
     others = sorted({j.provider for j in clients} - {volume.provider}) if volume is not None else []

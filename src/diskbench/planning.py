@@ -93,11 +93,13 @@ def advice(plan: Plan) -> tuple[list[str], list[str]]:
     """Every warning about a plan and every note, one line per kind, each said once: jobs whose
     numbers vary from run to run (short, small, more jobs than CPUs, buffered in memory) and jobs
     that measure a disk's credit burst instead of its baseline. What the profile marks
-    ``deliberate:`` is a note with its reason, not a warning."""
+    ``deliberate:`` is a note with its reason, not a warning; each provider adds its own
+    (``Provider.plan_advice``)."""
     from .advice import stability_advice
     from .attribution.plan_check import burst_advice
 
-    found = [*stability_advice(plan), *burst_advice(plan)]
+    found = [*stability_advice(plan), *burst_advice(plan),
+             *(a for name in plan.providers() for a in registry.providers.get(name).plan_advice(plan))]
     return (list(dict.fromkeys(a.text for a in found if a.reason is None)),
             list(dict.fromkeys(a.text for a in found if a.reason is not None)))
 

@@ -31,10 +31,10 @@ def render_by_hand(plan: Plan, folder: Path) -> Rendered:
                          hint="name a folder you can write to") from None
     written: list[Path] = []
     placeholder = False
-    for unit in plan.jobs:
+    for unit in plan.units:
         engine = registry.engines.get(unit.engine)
         places = []
-        for job in unit.parts:
+        for job in unit.jobs:
             directory = getattr(job.target, "dir", None)
             placeholder |= directory is None
             places.append(Place(job.workload, job.target_label, directory or BY_HAND_TARGET))

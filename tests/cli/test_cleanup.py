@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from diskbench.providers.openstack.journal import Journal
-from diskbench.providers.openstack.plugin import JOURNAL
+from diskbench.providers.openstack.provider import JOURNAL
 from diskbench.providers.openstack.provision import provision
 from diskbench.providers.openstack.session import Waits, connect
 from diskbench.providers.openstack.spec import Spec

@@ -41,7 +41,7 @@ KIB64 = 64 * 1024
 
 def anf_options() -> str:
     """The mount options diskbench gives the bundled profile's ANF volume (the article's, without bg)."""
-    (options,) = {j.target.options for j in build_plan(load_profile("anf-nfs-scaleout")).jobs
+    (options,) = {j.target.options for j in build_plan(load_profile("anf-nfs-scaleout")).units
                   if j.target is not None and hasattr(j.target, "options")}
     return str(options)
 

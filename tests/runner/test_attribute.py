@@ -15,7 +15,7 @@ from diskbench.engines.fio.parse import parse_fio_output
 from diskbench.engines.fio.render import render_fio
 from diskbench.errors import DiskbenchError
 from diskbench.model import DirectionResult, GroupResult, Series
-from diskbench.plan import PlannedJob, build_plan
+from diskbench.plan import Unit, build_plan
 from diskbench.profile import load_profile
 from diskbench.runner.attribute import Attributor
 
@@ -24,16 +24,16 @@ from ..conftest import needs_fio
 RATE = 40  # IOPS per job; 5 jobs -> 200 IOPS, the "cap"
 
 
-def _job(tmp_path: Path) -> PlannedJob:
+def _job(tmp_path: Path) -> Unit:
     plan = build_plan(load_profile("local"), target_dir=str(tmp_path))
-    job = next(j for j in plan.jobs if j.workload.name == "randread-4k")
+    job = next(j for j in plan.units if j.workload.name == "randread-4k")
     w = job.workload.model_copy(update={"size": "4M", "runtime": "4s", "ramp_time": None, "time_based": True,
                                         "numjobs": 5, "iodepth": 1, "ioengine": "psync", "rate_iops": RATE})
     return replace(job, workload=w)
 
 
 @pytest.fixture(scope="module")
-def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[PlannedJob, list[GroupResult], Path]:
+def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[Unit, list[GroupResult], Path]:
     tmp_path = tmp_path_factory.mktemp("fio")
     job = _job(tmp_path)
     (tmp_path / "job.fio").write_text(render_fio(job, str(tmp_path), logs=True))
@@ -45,7 +45,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> tuple[PlannedJob, list
     return job, groups, tmp_path
 
 
-def _attribute(measured: tuple[PlannedJob, list[GroupResult], Path], limits: list[Limit]) -> DirectionResult:
+def _attribute(measured: tuple[Unit, list[GroupResult], Path], limits: list[Limit]) -> DirectionResult:
     job, groups, tmp_path = measured
     fresh = [replace(g, directions=[replace(d) for d in g.directions]) for g in groups]
     Attributor(lambda _t: limits, cpus=2).unit(job, [Place(job.workload, job.target_label, str(tmp_path))], fresh)
@@ -53,7 +53,7 @@ def _attribute(measured: tuple[PlannedJob, list[GroupResult], Path], limits: lis
 
 
 @needs_fio
-def test_a_result_at_a_cap_is_bound_by_it(measured: tuple[PlannedJob, list[GroupResult], Path]) -> None:
+def test_a_result_at_a_cap_is_bound_by_it(measured: tuple[Unit, list[GroupResult], Path]) -> None:
     cap = Limit("disk_iops", 5 * RATE, "P-lab", "lab table (fio rate_iops)")
     d = _attribute(measured, [cap, Limit("vm_uncached_iops", 10 * 5 * RATE, "VM-lab", "lab table")])
     assert d.bound is not None
@@ -65,14 +65,14 @@ def test_a_result_at_a_cap_is_bound_by_it(measured: tuple[PlannedJob, list[Group
 
 
 @needs_fio
-def test_no_bound_is_claimed_well_below_every_limit(measured: tuple[PlannedJob, list[GroupResult], Path]) -> None:
+def test_no_bound_is_claimed_well_below_every_limit(measured: tuple[Unit, list[GroupResult], Path]) -> None:
     d = _attribute(measured, [Limit("disk_iops", 20 * 5 * RATE, "P-lab", "lab table")])
     assert d.bound is not None and d.bound["kind"] == "none"
     assert "below every limit (highest: 5% of the P-lab 4,000 IOPS)" in d.bound["text"]
 
 
 @needs_fio
-def test_without_limits_there_is_no_bound(measured: tuple[PlannedJob, list[GroupResult], Path]) -> None:
+def test_without_limits_there_is_no_bound(measured: tuple[Unit, list[GroupResult], Path]) -> None:
     d = _attribute(measured, [])
     assert d.bound is None
     assert any("working set 20.0MiB" in w for w in d.warnings)

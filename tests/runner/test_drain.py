@@ -80,7 +80,7 @@ def test_the_plan_counts_the_longest_draining_may_take(tmp_path: Path) -> None:
     out = diskbench("plan", "--profile", str(tmp_path / "drain.yaml"), "--target", str(tmp_path))
     assert out.returncode == 0 and " 1s +drain " in out.stdout, out.stdout + out.stderr
     short, long = plan_of(text), plan_of(text.replace("drain_burst: 2s", "drain_burst: 62s"))
-    assert long.jobs[0].expected_s - short.jobs[0].expected_s == pytest.approx(60)
+    assert long.units[0].expected_s - short.units[0].expected_s == pytest.approx(60)
 
 
 @pytest.mark.parametrize(("value", "seconds"), [(True, 35 * 60), ("90m", 90 * 60), (45, 45), (False, 0)])

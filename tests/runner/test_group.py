@@ -157,7 +157,7 @@ GROUP = {"name": "group", "defaults": {"size": "4M", "runtime": "1s", "bs": "4k"
 
 def _drive(tmp_path: Path, clients: dict[str, str]) -> tuple[ClientGroup, Path]:
     """The client group drive of GROUP's unit, on clients by address, with fio's output of two servers."""
-    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    (job,) = plan_of(yaml.safe_dump(GROUP)).units
     engine = registry.engines.get(job.engine)
     mode = engine.multi_host()
     assert mode is not None
@@ -172,7 +172,7 @@ def _drive(tmp_path: Path, clients: dict[str, str]) -> tuple[ClientGroup, Path]:
 
 def test_each_client_and_the_merge_are_results_of_the_one_unit(tmp_path: Path) -> None:
     drive, art = _drive(tmp_path, {"c1": "127.0.0.1", "c2": "127.0.0.2"})
-    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    (job,) = plan_of(yaml.safe_dump(GROUP)).units
     outcome = drive.results(job, art, 0)
     assert outcome.message is None
     assert [share.host for share in outcome.shares] == ["c1", "c2", "clients"]
@@ -182,7 +182,7 @@ def test_each_client_and_the_merge_are_results_of_the_one_unit(tmp_path: Path) -
 
 def test_a_client_missing_from_the_output_makes_the_unit_partial(tmp_path: Path) -> None:
     drive, art = _drive(tmp_path, {"c1": "127.0.0.1", "c2": "127.0.0.2", "c3": "127.0.0.3"})
-    (job,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    (job,) = plan_of(yaml.safe_dump(GROUP)).units
     outcome = drive.results(job, art, 0)
     assert outcome.message is not None and outcome.message.startswith("partial: client(s) c3 did not finish")
     assert [share.host for share in outcome.shares] == ["c1", "c2"]  # no total without c3
@@ -196,10 +196,10 @@ def test_the_merge_is_bound_by_the_caps_every_client_has() -> None:
 
 
 def test_shared_randrepeat_is_the_engines_key_and_keeps_its_default() -> None:
-    (unit,) = plan_of(yaml.safe_dump(GROUP)).jobs
+    (unit,) = plan_of(yaml.safe_dump(GROUP)).units
     assert unit.workload.extra == {"randrepeat": False}  # every client its own offsets
     doc = {**GROUP, "shared": {**GROUP["shared"], "randrepeat": True}}  # type: ignore[dict-item]
-    (unit,) = plan_of(yaml.safe_dump(doc)).jobs
+    (unit,) = plan_of(yaml.safe_dump(doc)).units
     assert not unit.workload.extra
     doc = {**GROUP, "shared": {**GROUP["shared"], "randrepat": True}}  # type: ignore[dict-item]
     with pytest.raises(ProfileError, match="shared: unknown key 'randrepat'"):

@@ -52,7 +52,7 @@ def test_the_plan_counts_every_round_it_may_take(tmp_path: Path) -> None:
     out = diskbench("plan", "--profile", str(tmp_path / "pts.yaml"), "--target", str(tmp_path))
     assert out.returncode == 0 and " 1s x6 " in out.stdout, out.stdout + out.stderr
     one, six = plan_of(text.replace("max_rounds: 6", "max_rounds: 5")), plan_of(text)
-    assert six.jobs[0].expected_s == pytest.approx(one.jobs[0].expected_s / 5 * 6, rel=0.05)
+    assert six.units[0].expected_s == pytest.approx(one.units[0].expected_s / 5 * 6, rel=0.05)
 
 
 def test_max_rounds_needs_the_protocol() -> None:

@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -27,10 +28,13 @@ def write(path: Path, runtime: str = "1s", n: int = 2, prefix: str = "w", **extr
     return path
 
 
-def killed(db: Path, profile: Path, workload: str, *args: str) -> None:
-    """``diskbench run`` killed with SIGKILL once ``workload`` runs: nothing of it can clean up."""
+def killed(db: Path, profile: Path, workload: str, *args: str, ready: Callable[[], bool] | None = None) -> None:
+    """``diskbench run`` killed with SIGKILL once ``workload`` runs (and ``ready`` holds: the job is
+    marked running a moment before its engine starts): nothing of it can clean up."""
     proc = start_diskbench("run", "--profile", str(profile), *args, db=db)
     wait_for_job(db, workload)
+    if ready is not None:
+        until(ready)
     proc.kill()
     finish(proc)
 
@@ -121,8 +125,9 @@ def test_cleanup_removes_what_a_killed_run_left(loop: str, db: Path, tmp_path: P
     work = tmp_path / "work"
     work.mkdir()
     (work / "users-own.0.0").write_text("a file of the user's, named like fio's")
-    killed(db, write(tmp_path / "a.yaml", runtime="3s", n=1), "w1", "--target", str(work))
-    until(lambda: (work / "w1.0.0").exists())  # laid out by the engine the killed run left running
+    # w1.0.0 is laid out by the engine, which the killed run leaves running
+    killed(db, write(tmp_path / "a.yaml", runtime="3s", n=1), "w1", "--target", str(work),
+           ready=lambda: (work / "w1.0.0").exists())
     dev = write(tmp_path / "b.yaml", runtime="3s", n=1, prefix="d", target={"device": loop, "fs": "ext4"},
                 destroy_data_on=[loop])
     killed(db, dev, "d1")

@@ -22,11 +22,11 @@ def burst_advice(plan: Plan) -> list[Advice]:
     from .. import registry
 
     found: dict[tuple[str, float, str | None], list[tuple[str, str, str, float]]] = {}
-    for job in plan.jobs:
+    for job in plan.units:
         if job.entry is None or job.workload.drain_burst:  # drained first: it measures the baseline
             continue
         provider = registry.providers.get(job.provider)
-        for part in job.parts:
+        for part in job.jobs:
             try:
                 limits = provider.limits(job.entry, part.target)
             except DiskbenchError:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from ..check import Check
-    from ..plan import PlannedJob
+    from ..plan import Unit
     from ..platforms.base import Platform
     from ..runner.progress import JobTracker
 
@@ -129,7 +129,7 @@ class Engine(ABC):
         return []
 
     @abstractmethod
-    def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
+    def render(self, job: Unit, places: list[Place], *, purpose: str = "") -> str:
         """The job file for ``places`` (same input, same bytes). ``purpose`` names a preparation pass, or
         ``measure`` for the measured run of a unit (which may also record per-second series)."""
 

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
     import click
     from pydantic import BaseModel
 
+    from ..advice import Advice
     from ..attribution.limit import Limit
     from ..check import Check
     from ..executors.base import Executor
     from ..executors.hostkeys import HostKeyTrust
-    from ..plan import Plan, PlannedJob
+    from ..plan import Plan, Unit
     from ..profile import MachineBase
     from ..profile.targets import TargetModel
 
@@ -90,7 +91,7 @@ class ProviderRun(ABC):
         """Pre-flight against the cloud and shared resources, before any machine is created."""
 
     @abstractmethod
-    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
+    def acquire(self, job: Unit, trust: HostKeyTrust) -> tuple[Executor, Unit]:
         """A connected executor for the job's machine (created first if need be), and the job
         with its host filled in."""
 
@@ -162,6 +163,11 @@ class Provider(ABC):
 
     def offline_problems(self, machines: list[MachineBase]) -> list[Problem]:
         """Checks that need no login: every problem at once, nothing created."""
+        return []
+
+    def plan_advice(self, plan: Plan) -> list[Advice]:
+        """What this provider has to say about a plan beside the generic warnings (a shared
+        volume whose limit caps what the clients can push): an Advice with a reason is a note."""
         return []
 
     def doctor(self, online: bool) -> list[Check]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import registry
-from ..plan import PlannedJob
+from ..plan import Unit
 from ..planning import PlanReport
 from ..units import human_seconds
 from .textable import Col, TextTable
@@ -14,7 +14,7 @@ from .textable import Col, TextTable
 SCHEMA = "diskbench.plan/1"
 
 
-def _runtime(unit: PlannedJob) -> str | None:
+def _runtime(unit: Unit) -> str | None:
     """The declared runtime as ``plan`` shows it: steady-state rounds and draining said."""
     w = unit.workload
     runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime
@@ -32,7 +32,7 @@ def plan_table(report: PlanReport) -> TextTable:
                       title=f"profile {profile.name}: {profile.description}")
     described: set[str] = set()
     last: tuple[str, str] | None = None
-    for unit in p.jobs:
+    for unit in p.units:
         if (unit.machine, unit.target_label) != last:
             last = (unit.machine, unit.target_label)
             label = f"{unit.machine} · {unit.target_label}"
@@ -47,7 +47,7 @@ def plan_table(report: PlanReport) -> TextTable:
         declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, _runtime(unit))
         table.add_row(unit.seq + 1, w.name, *("-" if v is None else v for v in declared),
                       human_seconds(unit.expected_s))
-    table.caption.append(f"{len(p.jobs)} job(s), expected {human_seconds(p.expected_s)}")
+    table.caption.append(f"{len(p.units)} job(s), expected {human_seconds(p.expected_s)}")
     return table
 
 
@@ -72,11 +72,11 @@ def plan_json(report: PlanReport) -> dict[str, Any]:
     """The plan as a document: its units, expected time, VM-minutes and cost, warnings, problems."""
     p = report.plan
     units = []
-    for unit in p.jobs:
+    for unit in p.units:
         w = unit.workload
         units.append({"seq": unit.seq + 1, "workload": w.name, "machine": unit.machine, "provider": unit.provider,
                       "target": unit.target_label, "engine": unit.engine, "clients": list(unit.machines),
-                      "jobs": [job.workload.name for job in unit.parts] if unit.sections else [w.name],
+                      "jobs": [job.workload.name for job in unit.jobs] if unit.sections else [w.name],
                       "rw": w.rw, "bs": w.bs, "iodepth": w.iodepth, "numjobs": w.numjobs, "size": w.size,
                       "runtime": w.runtime, "rounds": w.rounds, "drain_s": w.drain_s, "repeat": unit.repeat,
                       "expected_s": round(unit.expected_s, 3)})

@@ -20,7 +20,7 @@ from ..attribution.record import bound_json, decide, steady
 from ..engines.base import Place
 from ..errors import DiskbenchError
 from ..model import GroupResult
-from ..plan import PlannedJob, PlannedSection
+from ..plan import Job, Unit
 from ..profile import Workload, writes
 from ..profile.targets import TargetModel
 from ..units import parse_size
@@ -40,7 +40,7 @@ class Attributor:
     same_offsets: Callable[[Workload], bool] | None = None  # a merge of hosts: did all hit the same offsets?
     _limits: dict[str, list[Limit] | str] = field(default_factory=dict)
 
-    def limits(self, part: PlannedSection) -> list[Limit] | str:
+    def limits(self, part: Job) -> list[Limit] | str:
         """The target's limits, or why there are none (the provider's error)."""
         if part.target_label not in self._limits:
             try:
@@ -49,9 +49,9 @@ class Attributor:
                 self._limits[part.target_label] = f"no limits for {part.target_label}: {exc.message}"
         return self._limits[part.target_label]
 
-    def unit(self, job: PlannedJob, places: list[Place], groups: list[GroupResult], stderr: str = "") -> None:
+    def unit(self, job: Unit, places: list[Place], groups: list[GroupResult], stderr: str = "") -> None:
         """Each result of the unit against the limits of the target its job ran on."""
-        parts = job.parts
+        parts = job.jobs
         for group in groups:
             index = next((i for i, p in enumerate(parts) if p.workload.name in group.job_names), 0)
             if index < len(parts):
@@ -59,7 +59,7 @@ class Attributor:
         self.written.update(p.target_label for p in parts if writes(p.workload.rw))
         self.written.update(p.target_label for p in parts if p.target.precondition)
 
-    def group(self, part: PlannedSection, place: Place | None, group: GroupResult, stderr: str) -> None:
+    def group(self, part: Job, place: Place | None, group: GroupResult, stderr: str) -> None:
         w = part.workload
         found = self.limits(part)
         limits = found if isinstance(found, list) else []

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..engines.base import Endpoint, Engine, MultiHost, Place
 from ..errors import DiskbenchError
 from ..executors.base import Executor
-from ..plan import PlannedJob
+from ..plan import Unit
 from .attribute import Attributor
 from .drive import Drive, Outcome, Share
 from .progress import JobTracker
@@ -42,10 +42,10 @@ class ClientGroup(Drive):
     controller: Executor  # this machine: runs the one command that drives every client
     merged: Attributor  # the merge's attribution: every client's limits together
 
-    def label(self, job: PlannedJob) -> str:
+    def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label} @ {job.machine} ({len(self.seats)} clients)"
 
-    def render(self, job: PlannedJob, art: Path) -> str:
+    def render(self, job: Unit, art: Path) -> str:
         """Each client's job file beside the others (``NAME.job.SUFFIX``); the first is the one recorded."""
         texts = []
         for seat in self.seats:
@@ -54,10 +54,10 @@ class ClientGroup(Drive):
             texts.append(text)
         return texts[0]
 
-    def prepare(self, job: PlannedJob, art: Path, label: str) -> None:
+    def prepare(self, job: Unit, art: Path, label: str) -> None:
         """None: a client group runs each job once, all clients together (the plan refuses passes)."""
 
-    def measure(self, job: PlannedJob, rendered: str, art: Path, tracker: JobTracker) -> int:
+    def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         jobs = [(seat.endpoint, str(self._jobfile(art, seat))) for seat in self.seats]
         rc = self.controller.stream(self.mode.drive(jobs, str(art / self.engine.output_name)),
                                     on_output=lambda _text: None, timeout=job.expected_s * 3 + 120,
@@ -66,7 +66,7 @@ class ClientGroup(Drive):
         (art / "exit_code").write_text(f"{rc}\n")
         return rc
 
-    def results(self, job: PlannedJob, art: Path, rc: int) -> Outcome:
+    def results(self, job: Unit, art: Path, rc: int) -> Outcome:
         """Each client's rows under its name and, when every client finished, their merge under the group's."""
         output = art / self.engine.output_name
         try:

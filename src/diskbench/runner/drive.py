@@ -15,7 +15,7 @@ from typing import Any
 
 from ..engines.base import Engine, Place
 from ..model import GroupResult
-from ..plan import PlannedJob
+from ..plan import Unit
 from .attribute import Attributor
 from .progress import JobTracker
 
@@ -48,11 +48,11 @@ class Drive(ABC):
     version: str | None  # the engine's version where it runs (for the testbed key)
 
     @abstractmethod
-    def label(self, job: PlannedJob) -> str:
+    def label(self, job: Unit) -> str:
         """How progress lines name the unit."""
 
     @abstractmethod
-    def render(self, job: PlannedJob, art: Path) -> str:
+    def render(self, job: Unit, art: Path) -> str:
         """Write the unit's job file(s) into ``art``; the text recorded with the unit."""
 
     def facts(self) -> dict[str, Any]:
@@ -60,15 +60,15 @@ class Drive(ABC):
         return {}
 
     @abstractmethod
-    def prepare(self, job: PlannedJob, art: Path, label: str) -> None:
+    def prepare(self, job: Unit, art: Path, label: str) -> None:
         """Passes before the measured run (lay out, precondition, warm up, drain), if any."""
 
     @abstractmethod
-    def measure(self, job: PlannedJob, rendered: str, art: Path, tracker: JobTracker) -> int:
+    def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         """The measured run; its exit code. Every file it writes lands in ``art``."""
 
     @abstractmethod
-    def results(self, job: PlannedJob, art: Path, rc: int) -> Outcome:
+    def results(self, job: Unit, art: Path, rc: int) -> Outcome:
         """The measured run's output as results by host, and why the unit failed."""
 
     def kept(self, art: Path) -> None:  # noqa: B027 - optional hook

@@ -23,7 +23,7 @@ from ..engines.base import Endpoint, MultiHost, Place
 from ..errors import DiskbenchError, ExecutionError, SafetyError, Unavailable
 from ..executors.base import Executor
 from ..executors.local import LocalExecutor
-from ..plan import LOCAL, PlannedJob
+from ..plan import LOCAL, Unit
 from ..platforms.base import Prepared
 from ..profile import writes
 from ..profile.shared import SharedBase
@@ -45,7 +45,7 @@ PARALLEL = 8  # clients set up at once: each step is a burst of SSH commands, CP
 class Client:
     """One client of the group: its job, connection, prepared target, server and attribution."""
 
-    job: PlannedJob
+    job: Unit
     ex: Executor | None = None
     prepared: Prepared | None = None
     stop: list[str] | None = None  # the command that stops its server, once one was started
@@ -62,7 +62,7 @@ class Client:
 
 
 class GroupWork:
-    def __init__(self, state: RunState, jobs: list[PlannedJob], shared: SharedBase) -> None:
+    def __init__(self, state: RunState, jobs: list[Unit], shared: SharedBase) -> None:
         self.state, self.jobs = state, jobs
         self.port, self.ports, self.volume = shared.port, shared.ports, shared.volume
         self.target = jobs[0].target
@@ -95,10 +95,10 @@ class GroupWork:
                     return
                 self._unit(job, ClientGroup(self.engine, mode, version, self._seats(job), controller, total))
 
-    def _unit(self, job: PlannedJob, drive: ClientGroup) -> bool:
+    def _unit(self, job: Unit, drive: ClientGroup) -> bool:
         return run_unit(self.state, job, drive)
 
-    def _seats(self, job: PlannedJob) -> list[Seat]:
+    def _seats(self, job: Unit) -> list[Seat]:
         seats = []
         for c in self.clients:
             assert c.prepared is not None and c.attributor is not None

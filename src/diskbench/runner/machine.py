@@ -15,7 +15,7 @@ from .. import registry
 from ..engines.base import Place
 from ..errors import DiskbenchError, ExecutionError
 from ..executors.base import Executor
-from ..plan import LOCAL, Plan, PlannedJob
+from ..plan import LOCAL, Plan, Unit
 from ..platforms.base import Journal, Platform, Prepared, Preparer
 from ..profile import writes
 from ..units import human_bytes
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 class MachineWork:
-    def __init__(self, state: RunState, jobs: list[PlannedJob], plan: Plan, options: RunOptions, *,
+    def __init__(self, state: RunState, jobs: list[Unit], plan: Plan, options: RunOptions, *,
                  local: Executor | None = None, known: Mapping[str, str | None] | None = None) -> None:
         """``local``: this machine's executor when the machine is this one, and ``known`` the engine
         versions found on it before the run was recorded."""
@@ -143,14 +143,14 @@ class MachineWork:
                                  scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line,
                                  journal=self.journal)
 
-    def _places(self, job: PlannedJob, rest: list[PlannedJob], preparer: Preparer) -> list[Place] | None:
+    def _places(self, job: Unit, rest: list[Unit], preparer: Preparer) -> list[Place] | None:
         """The job's targets prepared (once per run); None when one cannot be (its units fail)."""
         places = []
-        for part in job.parts:
+        for part in job.jobs:
             label = part.target_label
             if label not in self.prepared:
-                uses = [j for j in rest if label in [p.target_label for p in j.parts]]
-                write = any(writes(p.workload.rw) for j in uses for p in j.parts if p.target_label == label)
+                uses = [j for j in rest if label in [p.target_label for p in j.jobs]]
+                write = any(writes(p.workload.rw) for j in uses for p in j.jobs if p.target_label == label)
                 try:
                     self.prepared[label] = preparer.prepare(part.target, write)
                     directory = self.prepared[label].directory
@@ -165,19 +165,19 @@ class MachineWork:
             places.append(Place(part.workload, label, where.directory, where.filename))
         return places
 
-    def _files_before(self, label: str, directory: str, uses: list[PlannedJob]) -> None:
+    def _files_before(self, label: str, directory: str, uses: list[Unit]) -> None:
         """A user's folder: what is in it before the engines lay out files, written down (so a killed
         run's data files can be told from the user's own and removed later)."""
         before = self._platform.list_files(self._ex, directory)
         if before is None:
             return
         detail = {"before": sorted(before), "engines": sorted({j.engine for j in uses}),
-                  "workloads": sorted({p.workload.name for j in uses for p in j.parts if p.target_label == label})}
+                  "workloads": sorted({p.workload.name for j in uses for p in j.jobs if p.target_label == label})}
         self.before[label] = detail
         self.files_entry[label] = self.journal.made("files", directory, **detail)
 
     # --- one unit ---------------------------------------------------------------------------
-    def _unit(self, ex: Executor, platform: Platform, job: PlannedJob, places: list[Place]) -> bool:
+    def _unit(self, ex: Executor, platform: Platform, job: Unit, places: list[Place]) -> bool:
         first = places[0]
         drive = OneMachine(ex, registry.engines.get(job.engine), self.versions.get(job.engine), places,
                            self.attributor, self._facts_of(ex, platform, first.directory or first.filename or "/"),
@@ -190,10 +190,10 @@ class MachineWork:
             self._target_facts[path] = platform.target_facts(ex, path)
         return self._target_facts[path]
 
-    def _unit_limits(self, job: PlannedJob) -> list[Limit] | None:
+    def _unit_limits(self, job: Unit) -> list[Limit] | None:
         """The caps of the unit's targets (None when the provider cannot tell)."""
         try:
-            return [lim for part in job.parts for lim in self.attributor.limits_of(part.target)]
+            return [lim for part in job.jobs for lim in self.attributor.limits_of(part.target)]
         except DiskbenchError:
             return None
 

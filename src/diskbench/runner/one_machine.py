@@ -20,7 +20,7 @@ from ..attribution.steady_state import SteadyState
 from ..engines.base import Engine, Place
 from ..executors.base import Executor
 from ..model import GroupResult
-from ..plan import LOCAL, PlannedJob
+from ..plan import LOCAL, Unit
 from ..store.raw import compress
 from .attribute import Attributor
 from .drive import Drive, Outcome, Share
@@ -41,33 +41,33 @@ class OneMachine(Drive):
     laid_out: set[str]  # targets whose files an engine laid out this run (shared by the machine's units)
     line: Callable[[str], None]
     stopped: Callable[[], bool]
-    limits: Callable[[PlannedJob], list[Limit] | None]  # the unit's caps, for draining
+    limits: Callable[[Unit], list[Limit] | None]  # the unit's caps, for draining
     steady: SteadyState | None = None
     drained: Verdict | None = None
 
-    def label(self, job: PlannedJob) -> str:
+    def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
 
-    def render(self, job: PlannedJob, art: Path) -> str:
+    def render(self, job: Unit, art: Path) -> str:
         return self.engine.render(job, self.places, purpose="measure")
 
     def facts(self) -> dict[str, Any]:
         return self.target_facts
 
-    def prepare(self, job: PlannedJob, art: Path, label: str) -> None:
+    def prepare(self, job: Unit, art: Path, label: str) -> None:
         data_passes(self.ex, self.engine, job, self.places, art, label, self.line, self.laid_out)
         if job.workload.drain_burst:
             self.drained = drain_burst(self.ex, self.engine, job, self.places, art, label, self.line, self.stopped,
                                        self.limits(job))
 
-    def measure(self, job: PlannedJob, rendered: str, art: Path, tracker: JobTracker) -> int:
+    def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         if job.workload.protocol != "steady_state":
             return run_engine(self.ex, self.engine, job, rendered, art, tracker)
         rc, self.steady = steady_rounds(self.ex, self.engine, job, rendered, art, tracker, self.line,
                                         self.label(job), self.stopped)
         return rc
 
-    def results(self, job: PlannedJob, art: Path, rc: int) -> Outcome:
+    def results(self, job: Unit, art: Path, rc: int) -> Outcome:
         """The parsed output, and for sections also the engine's exact merge of their jobs."""
         groups, message = self.engine.outcome(art, rc)
         if self.steady is not None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import GroupResult
-from ..plan import PlannedJob
+from ..plan import Unit
 from ..store import now_iso
 from ..units import human_bytes, latency
 from .drive import Drive, Outcome, Share
@@ -23,14 +23,14 @@ from .state import RunState
 from .testbed import testbed_key
 
 
-def run_unit(state: RunState, job: PlannedJob, drive: Drive) -> bool:
+def run_unit(state: RunState, job: Unit, drive: Drive) -> bool:
     """Run ``job`` with ``drive`` and count it; whether it gave a whole result."""
     ok, why = _run(state, job, drive)
     state.tally(ok, why)
     return ok
 
 
-def _run(state: RunState, job: PlannedJob, drive: Drive) -> tuple[bool, str | None]:
+def _run(state: RunState, job: Unit, drive: Drive) -> tuple[bool, str | None]:
     art = unit_dir(state.store, state.run_id, job)
     art.mkdir(parents=True, exist_ok=True)
     rendered = drive.render(job, art)
@@ -57,7 +57,7 @@ def _run(state: RunState, job: PlannedJob, drive: Drive) -> tuple[bool, str | No
     return _finish(state, job, label, tracker, outcome, rc)
 
 
-def _attribute(job: PlannedJob, outcome: Outcome, art: Path) -> None:
+def _attribute(job: Unit, outcome: Outcome, art: Path) -> None:
     """Each host's results against its own limits; a client group's merge against all of theirs."""
     stderr_file = art / "stderr.txt"
     stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
@@ -66,7 +66,7 @@ def _attribute(job: PlannedJob, outcome: Outcome, art: Path) -> None:
             share.attributor.unit(job, share.places, share.groups, stderr)
 
 
-def rows(job: PlannedJob, share: Share) -> list[tuple[GroupResult, dict[str, Any]]]:
+def rows(job: Unit, share: Share) -> list[tuple[GroupResult, dict[str, Any]]]:
     """The stored rows of one share: named after the unit, or after each of its sections' jobs."""
     where = {"workload": job.workload.name, "target": job.target_label, "host": share.host, "repeat": job.repeat}
     if not job.sections or share.whole:
@@ -80,7 +80,7 @@ def rows(job: PlannedJob, share: Share) -> list[tuple[GroupResult, dict[str, Any
     return out
 
 
-def _finish(state: RunState, job: PlannedJob, label: str, tracker: JobTracker, outcome: Outcome,
+def _finish(state: RunState, job: Unit, label: str, tracker: JobTracker, outcome: Outcome,
             rc: int) -> tuple[bool, str | None]:
     message = outcome.message
     state.store.update_job(state.run_id, job.key, status="done" if message is None else "failed",

@@ -16,7 +16,7 @@ from ..store import StoredResult, new_run_id, now_iso
 from ..store.store import derive_status
 
 if TYPE_CHECKING:
-    from ..plan import PlannedJob
+    from ..plan import Unit
 
 
 class Recorder(Protocol):
@@ -76,7 +76,7 @@ class Recorder(Protocol):
         where every reader of the store reaches them (a shared store's database or object store)."""
 
 
-def unit_dir(store: Recorder, run_id: str, job: PlannedJob) -> Path:
+def unit_dir(store: Recorder, run_id: str, job: Unit) -> Path:
     """Where a unit's job files, raw outputs and logs are kept."""
     return store.run_artifacts(run_id) / f"{job.seq:02d}-{job.slug}"
 

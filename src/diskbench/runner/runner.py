@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from .. import registry
 from ..errors import DiskbenchError, Interrupted, Unavailable, UsageError
 from ..executors.base import Executor
-from ..plan import LOCAL, Plan, PlannedJob, build_plan
+from ..plan import LOCAL, Plan, Unit, build_plan
 from ..profile import LoadedProfile, parse_profile
 from ..providers.base import ProviderRun, RunContext
 from ..store import new_run_id
@@ -52,22 +52,22 @@ class Runner:
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
-        self._check_local(plan.jobs, options)
+        self._check_local(plan.units, options)
         loaded = plan.profile
         run_id = new_run_id()
         # Log in and pre-flight against the clouds before anything is recorded: an unreachable
         # cloud or a quota problem leaves no failed run behind.
         self._start_providers(run_id, plan, options)
         with self._torn_down_on_error(options):
-            facts = self._begin_providers(plan.jobs)
+            facts = self._begin_providers(plan.units)
             self.store.create_run(profile=loaded.profile.name, profile_path=loaded.path,
                                   profile_text=loaded.text, options=options.to_json(), run_id=run_id, facts=facts)
             self.store.add_jobs(run_id, [
                 {"key": j.key, "workload": j.workload.name, "target": j.target_label, "host": j.machine,
                  "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
-                for j in plan.jobs
+                for j in plan.units
             ])
-        return self._execute(run_id, plan, plan.jobs, options, fresh=True)
+        return self._execute(run_id, plan, plan.units, options, fresh=True)
 
     def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
         run = self.store.get_run(run_ref)
@@ -85,7 +85,7 @@ class Runner:
         self.store.lock_run(run["id"])  # before anything of the run is touched: one process at a time
         try:
             done = self.store.complete_keys(run["id"])
-            todo = [j for j in plan.jobs if j.key not in done]
+            todo = [j for j in plan.units if j.key not in done]
             if any(j.provider == LOCAL for j in todo):  # a killed attempt's engine may still be running
                 stop_local_engines(self.store.run_artifacts(run["id"]), self.ui.line)
             self._set_aside(run["id"], todo)
@@ -102,7 +102,7 @@ class Runner:
             raise
         return self._execute(run["id"], plan, todo, saved)
 
-    def _set_aside(self, run_id: str, todo: list[PlannedJob]) -> None:
+    def _set_aside(self, run_id: str, todo: list[Unit]) -> None:
         """Units that run again keep what their earlier attempt wrote: its folder moves to
         ``NN-job.attempt-N`` (an interrupted fio still wrote what it measured; ``import`` reads it),
         and a partial unit's rows (a client lost mid-job) make way for the whole unit's."""
@@ -132,7 +132,7 @@ class Runner:
             self._teardown(options)
             raise
 
-    def _check_local(self, jobs: list[PlannedJob], options: RunOptions) -> None:
+    def _check_local(self, jobs: list[Unit], options: RunOptions) -> None:
         """This machine's engine and target directories, checked before a run is recorded."""
         local = [j for j in jobs if j.provider == LOCAL]
         if not local:
@@ -146,7 +146,7 @@ class Runner:
                 raise Unavailable(f"{engine.name} is not installed on this machine",
                                      hint=f"install it with `apt-get install -y {engine.name}`, then run again")
         for job in local:  # a typo in --target is caught before a run is recorded
-            for part in job.parts:
+            for part in job.jobs:
                 path = str(part.target.value) if part.target.kind == "dir" else None
                 if path and not platform.is_dir(ex, path):
                     raise UsageError(f"target directory {path} does not exist",
@@ -166,12 +166,12 @@ class Runner:
                 self.provider_runs[name] = registry.providers.get(name).start(ctx)
 
     # --- the run ----------------------------------------------------------------------------
-    def _execute(self, run_id: str, plan: Plan, todo: list[PlannedJob], options: RunOptions, *,
+    def _execute(self, run_id: str, plan: Plan, todo: list[Unit], options: RunOptions, *,
                  fresh: bool = False) -> RunOutcome:
         """Every machine's part at once; ``fresh``: a new run on hosts, forgotten again when none
         could be reached (nothing ran: a record would only say "failed" and suggest a resume)."""
         outcome = RunOutcome(run_id, "running")
-        by_machine: dict[str, list[PlannedJob]] = {}
+        by_machine: dict[str, list[Unit]] = {}
         for job in todo:
             by_machine.setdefault(job.machine, []).append(job)
         self.ui.line(f"run {run_id}: profile {plan.profile.profile.name}, {len(todo)} job(s) on "
@@ -229,7 +229,7 @@ class Runner:
         self.store.delete_run(run_id)
         shutil.rmtree(self.store.run_artifacts(run_id), ignore_errors=True)
 
-    def _trust(self, todo: list[PlannedJob], options: RunOptions) -> HostKeyTrust | None:
+    def _trust(self, todo: list[Unit], options: RunOptions) -> HostKeyTrust | None:
         """Known host keys, for runs that reach machines over SSH (a local run needs none)."""
         if all(j.provider == LOCAL for j in todo):
             return None
@@ -238,7 +238,7 @@ class Runner:
         return HostKeyTrust(known_hosts=options.known_hosts, accept_new=options.accept_new_host_key,
                             diskbench_known_hosts=self.store.path.parent / "known_hosts")
 
-    def _begin_providers(self, todo: list[PlannedJob]) -> dict[str, Any]:
+    def _begin_providers(self, todo: list[Unit]) -> dict[str, Any]:
         """Pre-flight and shared resources of each provider; what they learnt, for the run's facts
         (e.g. the sizes' published limits, so reports can set results against them)."""
         facts: dict[str, Any] = {}
@@ -265,7 +265,7 @@ class Runner:
         for prun in self.provider_runs.values():
             prun.stopping.set()
 
-    def _part(self, state: RunState, jobs: list[PlannedJob], plan: Plan, options: RunOptions,
+    def _part(self, state: RunState, jobs: list[Unit], plan: Plan, options: RunOptions,
               trust: HostKeyTrust | None) -> None:
         """One machine's units, or one client group's (a profile's ``shared:``), on this thread."""
         shared = plan.profile.profile.shared

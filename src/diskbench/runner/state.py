@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..errors import DiskbenchError, SafetyError
 from ..executors.base import Executor
-from ..plan import PlannedJob
+from ..plan import Unit
 from ..providers.base import ProviderRun
 from ..store import now_iso
 from .options import RunOutcome
@@ -88,7 +88,7 @@ class RunState:
             if message is not None:
                 self.outcome.messages.append(message)
 
-    def fail(self, jobs: list[PlannedJob], error: DiskbenchError | str, *, unreached: bool = False) -> None:
+    def fail(self, jobs: list[Unit], error: DiskbenchError | str, *, unreached: bool = False) -> None:
         """These units failed with ``error``; a refusal of the safety rule is kept apart (exit 6).
         ``unreached``: their machine could not be reached; with ``quiet_failures`` the run's
         closing error says so, once, instead of a line here."""
@@ -103,7 +103,7 @@ class RunState:
         if not (unreached and self.quiet_failures):
             self.ui.line(f"FAILED: {message}")
 
-    def fail_unfinished(self, jobs: list[PlannedJob], error: DiskbenchError | str) -> None:
+    def fail_unfinished(self, jobs: list[Unit], error: DiskbenchError | str) -> None:
         """What stopped a machine or client group (its connection, its preparation) fails the units it left."""
         status = {j["key"]: j["status"] for j in self.store.get_jobs(self.run_id)}
         self.fail([j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error)

@@ -12,10 +12,10 @@ import json
 import os
 from typing import Any
 
-from ..plan import LOCAL, PlannedJob
+from ..plan import LOCAL, Unit
 
 
-def declared(job: PlannedJob, job_text: str, engine: str, version: str | None) -> dict[str, Any]:
+def declared(job: Unit, job_text: str, engine: str, version: str | None) -> dict[str, Any]:
     machine: dict[str, Any] = {"provider": job.provider, "name": job.machine}
     if job.machine_spec:
         machine.update(job.machine_spec)
@@ -27,6 +27,6 @@ def declared(job: PlannedJob, job_text: str, engine: str, version: str | None) -
             "target_name": job.target_label, engine: version, "job": job_text}
 
 
-def testbed_key(job: PlannedJob, job_text: str, engine: str, version: str | None) -> str:
+def testbed_key(job: Unit, job_text: str, engine: str, version: str | None) -> str:
     text = json.dumps(declared(job, job_text, engine, version), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

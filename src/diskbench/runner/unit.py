@@ -17,7 +17,7 @@ from ..engines.base import Engine, Place
 from ..errors import ExecutionError
 from ..executors.base import Executor
 from ..model import GroupResult
-from ..plan import PlannedJob
+from ..plan import Unit
 from ..store.raw import compress
 from ..units import parse_duration
 from .progress import JobTracker
@@ -27,7 +27,7 @@ WARMUP_MAX_PASSES = 30
 WARMUP_GAIN = 0.02  # stop when a pass is less than 2% faster than the one before
 
 
-def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art: Path,
+def run_engine(ex: Executor, engine: Engine, job: Unit, rendered: str, art: Path,
                tracker: JobTracker | None, name: str = "") -> int:
     """Run one job file; its files land in ``art`` (locally) whatever the executor."""
     prefix = f"{name}." if name else ""
@@ -55,7 +55,7 @@ def run_engine(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art
     return rc
 
 
-def steady_rounds(ex: Executor, engine: Engine, job: PlannedJob, rendered: str, art: Path,
+def steady_rounds(ex: Executor, engine: Engine, job: Unit, rendered: str, art: Path,
                   tracker: JobTracker | None, line: Callable[[str], None], label: str,
                   stopped: Callable[[], bool]) -> tuple[int, SteadyState | None]:
     """``protocol: steady_state``: the job, round after round, until the SNIA PTS rule holds over the
@@ -98,7 +98,7 @@ def _set_pass_aside(art: Path, names: list[str], n: int, stem: str = "round") ->
     return folder
 
 
-def drain_burst(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
+def drain_burst(ex: Executor, engine: Engine, job: Unit, places: list[Place], art: Path, label: str,
                 line: Callable[[str], None], stopped: Callable[[], bool],
                 limits: list[Limit] | None) -> Verdict | None:
     """``drain_burst``: the job's own I/O in passes until the target's credit burst is spent
@@ -159,14 +159,14 @@ def _per_interval(groups: list[GroupResult], pass_s: float) -> tuple[float, list
     return step or pass_s, iops, mbps
 
 
-def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Place], art: Path, label: str,
+def data_passes(ex: Executor, engine: Engine, job: Unit, places: list[Place], art: Path, label: str,
                  line: Callable[[str], None], laid_out: set[str] | None = None) -> None:
     """Precondition (write the working set) and warm-up (fill a read cache) before measuring.
 
     An engine that lays its files out once per run (``prefill_once``) gets the pass for every
     target not in ``laid_out`` yet, preconditioned or not, and the target joins ``laid_out``.
     """
-    parts = job.parts
+    parts = job.jobs
     laid_out = laid_out if laid_out is not None else set()
     pre = [Place(engine.precondition(p.workload), p.target_label, p.directory, p.filename)
            for p, part in zip(places, parts, strict=True)
@@ -182,7 +182,7 @@ def data_passes(ex: Executor, engine: Engine, job: PlannedJob, places: list[Plac
         _warmup(ex, engine, job, warm, art, label, line)
 
 
-def _warmup(ex: Executor, engine: Engine, job: PlannedJob, warm: Sequence[tuple[Place, bool | str | None]],
+def _warmup(ex: Executor, engine: Engine, job: Unit, warm: Sequence[tuple[Place, bool | str | None]],
             art: Path, label: str, line: Callable[[str], None]) -> None:
     fixed = [w for _, w in warm if isinstance(w, str)]
     if fixed:

@@ -42,7 +42,7 @@ def test_no_latency_is_said_not_invented(tmp_path: Path) -> None:
 
 def _seed_job(name: str) -> tuple[str, ET.Element, ET.Element]:
     plan = build_plan(load_profile("d8ds-premium-windows"))
-    (job,) = [j for j in plan.jobs if j.workload.name == name]
+    (job,) = [j for j in plan.units if j.workload.name == name]
     engine = registry.engines.get(job.engine)
     place = Place(job.workload, job.target_label, "F:/diskbench")
     measured = ET.fromstring(engine.render(job, [place]).split("\n", 1)[1])

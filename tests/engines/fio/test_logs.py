@@ -37,7 +37,7 @@ def test_jobs_are_summed_and_latency_weighted(tmp_path: Path) -> None:
 @needs_fio
 def test_a_measured_run_records_its_series(tmp_path: Path) -> None:
     plan = build_plan(load_profile("local"), target_dir=str(tmp_path))
-    job = next(j for j in plan.jobs if j.workload.name == "randread-4k")
+    job = next(j for j in plan.units if j.workload.name == "randread-4k")
     w = job.workload.model_copy(update={"size": "8M", "runtime": "3s", "ramp_time": None, "time_based": True,
                                         "numjobs": 2, "ioengine": "psync"})
     from dataclasses import replace

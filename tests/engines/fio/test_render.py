@@ -21,7 +21,7 @@ GOLDEN = Path(__file__).parent / "golden" / "local"
 
 def _rendered(by_hand: bool = False) -> dict[str, str]:
     plan = build_plan(load_profile("local"), target_dir="/mnt/data")
-    return {job_filename(j): render_fio(j, "/mnt/data", by_hand=by_hand) for j in plan.jobs}
+    return {job_filename(j): render_fio(j, "/mnt/data", by_hand=by_hand) for j in plan.units}
 
 
 def test_local_profile_matches_golden_files() -> None:
@@ -50,7 +50,7 @@ def test_extra_options_are_rendered_sorted(tmp_path: Path) -> None:
     profile = tmp_path / "p.yaml"
     profile.write_text("name: p\nworkloads:\n  - name: a\n    rw: randrw\n"
                        "    extra: {norandommap: true, fsync: 4, buffer_compress_percentage: 50}\n")
-    (job,) = build_plan(load_profile(str(profile))).jobs
+    (job,) = build_plan(load_profile(str(profile))).units
     text = render_fio(job, "/d")
     assert text.index("buffer_compress_percentage=50") < text.index("fsync=4") < text.index("norandommap=1")
     assert "rwmixread=50" in text
@@ -58,7 +58,7 @@ def test_extra_options_are_rendered_sorted(tmp_path: Path) -> None:
 
 def test_strict_undefined(tmp_path: Path) -> None:
     (tmp_path / "job.ini.j2").write_text("x={{ not_there }}\n")
-    (job, *_) = build_plan(load_profile("local")).jobs
+    (job, *_) = build_plan(load_profile("local")).units
     with pytest.raises(jinja2.UndefinedError):
         render_fio(job, "/d", environment(tmp_path))
 

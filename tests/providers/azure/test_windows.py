@@ -55,11 +55,11 @@ def _fingerprint(public: str) -> str:
 
 def test_windows_machines_default_to_diskspd_and_refuse_fio() -> None:
     plan = build_plan(load_profile("d8ds-premium-windows"))
-    engines = {(j.machine, j.engine) for j in plan.jobs}
+    engines = {(j.machine, j.engine) for j in plan.units}
     assert engines == {("d8ds-v4-windows", "diskspd"), ("d8ds-v4-linux-twin", "fio")}
-    assert {j.platform for j in plan.jobs if j.machine == "d8ds-v4-windows"} == {"windows"}
+    assert {j.platform for j in plan.units if j.machine == "d8ds-v4-windows"} == {"windows"}
     plain = build_plan(load_profile("premium-cache-windows"))
-    assert {j.engine for j in plain.jobs} == {"diskspd"} and len(plain.jobs) == 20
+    assert {j.engine for j in plain.units} == {"diskspd"} and len(plain.units) == 20
     with pytest.raises(ProfileError, match="runs fio, which does not run on windows"):
         text = WINDOWS.replace("iodepth: 8}", "iodepth: 8, engine: fio}")
         build_plan(LoadedProfile(profile=parse_profile(text), path="w.yaml", text=text))

@@ -97,7 +97,7 @@ def test_plan_shows_flavors_and_cost_and_preflight_problems_create_nothing(
 
 def test_plan_of_the_bundled_seed_profile() -> None:
     plan = build_plan(load_profile("ovh-nvme-raid0"))
-    assert [(j.machine, j.workload.name, j.target_label) for j in plan.jobs] == [
+    assert [(j.machine, j.workload.name, j.target_label) for j in plan.units] == [
         ("db01", "randread-4k", "nvme:all"), ("db01", "randwrite-4k", "nvme:all")]
 
 

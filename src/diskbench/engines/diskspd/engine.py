@@ -18,7 +18,7 @@ from .render import DiskspdTarget, command, render_profile
 
 if TYPE_CHECKING:
     from ...executors.base import Executor
-    from ...plan import PlannedJob
+    from ...plan import Unit
 
 _VERSION = re.compile(r"(?:DiskSpd|version)\D{0,20}(\d+\.\d+(?:\.\d+)*\w*)", re.IGNORECASE)
 _FIO_ONLY_DEFAULTS = {"ioengine": BUILTIN_DEFAULTS.ioengine}  # filled in for fio, meaningless here
@@ -55,7 +55,7 @@ class DiskspdEngine(Engine):
         folder = (place.directory or "").rstrip("/\\")
         return f"{folder}/diskbench-{place.workload.name}.dat" if folder else place.filename or ""
 
-    def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
+    def render(self, job: Unit, places: list[Place], *, purpose: str = "") -> str:
         lay_out = purpose == "precondition"  # DiskSpd recreates a file given a size (-c): only to lay out
         targets = [DiskspdTarget(self.file(p), create_size=p.workload.size if lay_out else None) for p in places]
         return render_profile(self.options(places[0].workload), targets, title=f"{job.profile} {job.workload.name}")

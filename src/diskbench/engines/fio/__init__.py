@@ -18,7 +18,7 @@ from ..base import Engine, MultiHost, Parsed, Place
 
 if TYPE_CHECKING:
     from ...check import Check
-    from ...plan import PlannedJob
+    from ...plan import Unit
     from ...platforms.base import Platform
     from ...runner.progress import JobTracker
 
@@ -53,7 +53,7 @@ class FioEngine(Engine):
 
         return option_problems(workload, allow_exec=allow_exec)
 
-    def render(self, job: PlannedJob, places: list[Place], *, purpose: str = "") -> str:
+    def render(self, job: Unit, places: list[Place], *, purpose: str = "") -> str:
         from .render import render_fio
 
         return render_fio(job, places, by_hand=purpose == "by-hand", logs=purpose == "measure")

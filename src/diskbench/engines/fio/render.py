@@ -20,7 +20,7 @@ from ...version import __version__
 from ..base import BY_HAND_TARGET, Place
 
 if TYPE_CHECKING:
-    from ...plan import PlannedJob
+    from ...plan import Unit
 
 FIO_TEMPLATE = "job.ini.j2"  # in templates/fio/
 
@@ -73,11 +73,11 @@ def _with_filters(env: jinja2.Environment) -> jinja2.Environment:
     return env
 
 
-def job_filename(job: PlannedJob) -> str:
+def job_filename(job: Unit) -> str:
     return f"{job.seq:02d}-{job.slug}.fio"
 
 
-def render_fio(job: PlannedJob, places: list[Place] | str | None, env: jinja2.Environment | None = None, *,
+def render_fio(job: Unit, places: list[Place] | str | None, env: jinja2.Environment | None = None, *,
                filename: str | None = None, by_hand: bool = False, logs: bool = False) -> str:
     """The job file for ``job`` on its prepared ``places`` (a directory for a one-job unit works too).
 

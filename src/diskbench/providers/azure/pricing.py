@@ -129,7 +129,7 @@ def _data_disk(table: dict[str, Any], d: DataDisk) -> float | None:
 def _machines(plan: Plan) -> tuple[dict[str, float], dict[str, Machine]]:
     minutes: dict[str, float] = {}
     specs: dict[str, Machine] = {}
-    for job in [c for unit in plan.jobs for c in (unit.clients or [unit])]:  # a group's clients too
+    for job in [c for unit in plan.units for c in (unit.clients or [unit])]:  # a group's clients too
         if not isinstance(job.entry, Machine):
             continue
         minutes[job.machine] = minutes.get(job.machine, PROVISION_OVERHEAD_MIN) + job.expected_s / 60

@@ -28,7 +28,7 @@ from ...errors import DiskbenchError, ExecutionError, ProfileError
 from ...executors.hostkeys import HostKeyTrust
 from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
-from ...plan import PlannedJob
+from ...plan import Unit
 from ...profile import Host, MachineBase
 from ..base import ProviderRun, StopWaiting
 from .anf import AnfResources, AnfVolume
@@ -180,7 +180,7 @@ class AzureRun(ProviderRun):
             poller.wait(0.2)
         return poller.result()
 
-    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[SSHExecutor, PlannedJob]:
+    def acquire(self, job: Unit, trust: HostKeyTrust) -> tuple[SSHExecutor, Unit]:
         assert isinstance(job.entry, Machine)
         host = self.create(job.entry)
         self.line(f"{job.machine}: waiting for SSH at {host.address} and cloud-init")

@@ -9,12 +9,12 @@ from ..base import Provider, ProviderRun, RunContext
 if TYPE_CHECKING:
     from ...executors.base import Executor
     from ...executors.hostkeys import HostKeyTrust
-    from ...plan import PlannedJob
+    from ...plan import Unit
     from ...platforms.base import DeviceMap
 
 
 class LocalRun(ProviderRun):
-    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
+    def acquire(self, job: Unit, trust: HostKeyTrust) -> tuple[Executor, Unit]:
         from ...executors.local import LocalExecutor
 
         return LocalExecutor(), job

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from ...attribution.limit import Limit
     from ...executors.base import Executor
     from ...executors.hostkeys import HostKeyTrust
-    from ...plan import Plan, PlannedJob
+    from ...plan import Plan, Unit
     from ...platforms.base import DeviceMap
     from ...profile import MachineBase
     from ...profile.targets import TargetModel
@@ -105,7 +105,7 @@ class OpenStackRun(ProviderRun):
         qos, default = self._qos.get(machine.cloud, ({}, None))
         return target_limits(machine, target, flavor, qos, default)
 
-    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
+    def acquire(self, job: Unit, trust: HostKeyTrust) -> tuple[Executor, Unit]:
         from ...profile import Host
         from .journal import Journal
         from .provision import provision
@@ -229,7 +229,7 @@ class OpenStackProvider(Provider):
 
         minutes: dict[str, float] = {}
         specs: dict[str, Machine] = {}
-        for job in plan.jobs:
+        for job in plan.units:
             if isinstance(job.entry, Machine):
                 minutes[job.machine] = minutes.get(job.machine, PROVISION_OVERHEAD_MIN) + job.expected_s / 60
                 specs[job.machine] = job.entry

@@ -14,7 +14,7 @@ from ..base import Provider, ProviderRun, RunContext
 if TYPE_CHECKING:
     from ...executors.base import Executor
     from ...executors.hostkeys import HostKeyTrust
-    from ...plan import PlannedJob
+    from ...plan import Unit
     from ...platforms.base import DeviceMap
     from ...profile import Host
 
@@ -55,7 +55,7 @@ class StaticRun(ProviderRun):
         super().__init__()
         self.ctx = ctx
 
-    def acquire(self, job: PlannedJob, trust: HostKeyTrust) -> tuple[Executor, PlannedJob]:
+    def acquire(self, job: Unit, trust: HostKeyTrust) -> tuple[Executor, Unit]:
         from ...executors.ssh import SSHExecutor
 
         if job.host is None:
