@@ -86,6 +86,13 @@ def between(value: float, low: float, high: float, what: str) -> None:
     assert value <= high, f"{what}: {value:,.0f} above {high:,.0f}"
 
 
+# Open (issue 30): in two runs on a quiet machine the clients' 4k writes reached 49% of the emulated
+# volume cap (162 of 330, 94 of 191), whatever the cap: a sync export on ext4 costs the throttled
+# disk about two I/Os per NFS write (data and journal), so the cap in NFS writes is not write_cap.
+# Until the lab's volume is throttled per NFS operation (or the factor is measured apart), this
+# test's "all writes at the volume's cap" cannot hold; the shapes it checks before that passed.
+@pytest.mark.xfail(reason="the emulated volume cap counts disk I/Os, about two per NFS write (issue 30)",
+                   strict=False)
 def test_clients_grow_to_the_volume_cap_and_the_mix_falls_towards_writes(guest_lab: GuestLab, tmp_path: Path) -> None:
     cal = calibrate(guest_lab)
     budget = cal.budget(3)
