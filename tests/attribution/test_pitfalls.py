@@ -90,3 +90,17 @@ def test_a_throttled_run_is_judged_by_its_median_second_when_the_edges_dilute_th
     assert b.text.endswith("(median second; fio's mean 321 IOPS includes the first and last seconds)")
     paced = replace(d, iops=100.0, series=Series(1.0, [100.0, 101.0, 99.0, 100.0, 100.0]))
     assert decide(paced, limits, bs_bytes=4096, iodepth=32, jobs=4, cpu_pct=10.0, cpus=2).kind == "none"
+
+
+def test_what_the_profile_marks_deliberate_is_not_said_again_after_the_run() -> None:
+    """plan showed the reason once as a note (issue 26 §2); the result does not warn about it again,
+    and only about the kinds marked."""
+    small = replace(GOOD, working_set_bytes=64 * 1024**2, direct=False)
+    assert len(pitfalls(_result(runtime_s=3), small, CAP, {"kind": "queue"})) == 4
+    marked = pitfalls(_result(runtime_s=3), small, CAP, {"kind": "queue"},
+                      {"small_working_set", "page_cache", "low_queue_depth", "short_runtime"})
+    assert marked == []
+    only_size = pitfalls(_result(runtime_s=3), small, CAP, {"kind": "queue"}, {"small_working_set"})
+    assert len(only_size) == 3 and not any("working set" in w for w in only_size)
+    burst = [*CAP, Limit("disk_burst_iops", 3500, "P4 burst", "t", burst=True, minutes=30)]
+    assert pitfalls(_result(runtime_s=60), GOOD, burst, {"kind": "burst"}, {"burst"}) == []

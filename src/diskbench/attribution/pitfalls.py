@@ -6,7 +6,7 @@ for the disk's. Each message says what happened and what to change, in one line.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,12 +33,14 @@ class JobFacts:
     rate_limited: bool = False
 
 
-def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bound: dict[str, Any] | None
-             ) -> list[str]:
+def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bound: dict[str, Any] | None,
+             deliberate: Collection[str] = ()) -> list[str]:
+    """What may make this figure mislead; a kind the profile marks ``deliberate:`` (plan said its
+    reason once) is not said again after the run."""
     out: list[str] = []
     reads = result.direction in ("read", "total")
     kind = (bound or {}).get("kind")
-    if not job.direct:
+    if not job.direct and "page_cache" not in deliberate:
         out.append("direct=0: the page cache is in the path, so this is partly RAM's figure; set direct: true")
     if "cache invalidation" in job.stderr:
         out.append("fio could not drop the page cache (cache invalidation failed): reads may come from RAM; "
@@ -49,24 +51,25 @@ def pitfalls(result: DirectionResult, job: JobFacts, limits: Sequence[Limit], bo
     if result.direction == "read" and job.raw_device and not job.written:
         out.append(f"read blocks of {job.raw_device} that diskbench never wrote: a thin-provisioned disk answers "
                    "them without touching media; set precondition: true on the target")
-    if reads and job.working_set_bytes and job.working_set_bytes < SMALL_WORKING_SET:
+    if reads and job.working_set_bytes and job.working_set_bytes < SMALL_WORKING_SET \
+            and "small_working_set" not in deliberate:
         out.append(f"working set {human_bytes(job.working_set_bytes)}: small enough for device and host caches "
                    "to hold; use size: 1G or more per job to measure the disk")
     if job.hosts > 1 and job.same_offsets:
         out.append(f"{job.hosts} clients with randrepeat on issue the same random offsets; set randrepeat: 0 "
                    "in extra")
-    if kind == "queue" and limits and not job.rate_limited:
+    if kind == "queue" and limits and not job.rate_limited and "low_queue_depth" not in deliberate:
         out.append("too few I/Os in flight to reach any limit: the figure is the latency's; raise iodepth or "
                    "numjobs to measure the cap")
     if kind == "cpu":
         out.append("fio's CPU was saturated: the client, not the disk, set the figure; add numjobs or a faster "
                    "ioengine (io_uring)")
     burst = [lim for lim in limits if lim.burst and lim.minutes]
-    if kind == "burst" and not (bound or {}).get("phases") and burst:
+    if kind == "burst" and not (bound or {}).get("phases") and burst and "burst" not in deliberate:
         minutes = min(lim.minutes or 0 for lim in burst)
         out.append(f"ran {result.runtime_s:,.0f} s on burst credits (up to {minutes:g} min at full credits): "
                    "the baseline is lower; run longer than the credits last, or drain_burst: true, to measure it")
-    elif 0 < result.runtime_s < SHORT_RUN_S and limits:
+    elif 0 < result.runtime_s < SHORT_RUN_S and limits and "short_runtime" not in deliberate:
         out.append(f"ran {result.runtime_s:,.1f} s: too short for a cap's token bucket to show; run 30 s or more "
                    "(time_based)")
     return out

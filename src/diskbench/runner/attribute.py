@@ -80,12 +80,13 @@ class Attributor:
                 # without published limits only the client's own CPU is a verdict worth showing
                 bound = bound_json(verdict, limits) if limits or verdict.kind == "cpu" else None
             d.bound = bound
-            d.warnings += pitfalls(d, facts, limits, bound)  # after what the engine or a pass said
+            deliberate = set(w.deliberate or {})
+            d.warnings += pitfalls(d, facts, limits, bound, deliberate)  # after what the engine or a pass said
             if isinstance(found, str):
                 d.warnings.append(found)
             if d.series is not None:
                 state = steady(d.series, bound.get("phases") if bound else None)
-                if state is not None and not state.achieved:
+                if state is not None and not state.achieved and "not_steady" not in deliberate:
                     d.warnings.append(f"not steady: {state.text()}; run longer, or precondition the target")
 
 
