@@ -68,7 +68,11 @@ class Loops:
             subprocess.run(["umount", str(point)], check=False, capture_output=True)
         for dev in reversed(self.devices):
             subprocess.run(["partx", "-d", dev], check=False, capture_output=True)
-            subprocess.run(["losetup", "-d", dev], check=False, capture_output=True)
+            # udev may still be probing a partition the test made: settle, and try again a few times
+            for _ in range(5):
+                subprocess.run(["udevadm", "settle", "--timeout=5"], check=False, capture_output=True)
+                if subprocess.run(["losetup", "-d", dev], check=False, capture_output=True).returncode == 0:
+                    break
 
 
 @pytest.fixture
