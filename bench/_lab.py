@@ -13,7 +13,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "src"))
 
-from diskbench.plan import build_plan  # noqa: E402
+from diskbench.expand import build_plan  # noqa: E402
 from diskbench.profile import LoadedProfile, parse_profile  # noqa: E402
 from diskbench.providers.static import parse_destination  # noqa: E402
 from diskbench.runner import Runner, RunOptions  # noqa: E402

@@ -119,7 +119,7 @@ def run_profile(doc: dict[str, Any], tmp_path: Path, db: Path, *args: str) -> su
 
 def plan_of(text: str) -> Plan:
     """The plan of a profile's text, as ``plan`` makes it."""
-    from diskbench.plan import build_plan
+    from diskbench.expand import build_plan
     from diskbench.profile import LoadedProfile, parse_profile
 
     return build_plan(LoadedProfile(profile=parse_profile(text), path="profile.yaml", text=text))

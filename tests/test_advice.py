@@ -8,7 +8,7 @@ from pathlib import Path
 import yaml
 
 from diskbench.advice import stability_advice, stability_warnings
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 
 from .conftest import diskbench, needs_fio

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from diskbench.errors import ProfileError
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import LoadedProfile, load_profile, parse_profile
 
 

@@ -19,7 +19,8 @@ import pytest
 
 from diskbench.engines.base import Place
 from diskbench.engines.fio.render import render_fio
-from diskbench.plan import Unit, build_plan
+from diskbench.expand import build_plan
+from diskbench.plan import Unit
 from diskbench.profile import load_profile
 from diskbench.units import parse_duration, parse_size
 

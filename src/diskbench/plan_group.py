@@ -19,8 +19,9 @@ from .profile.targets import NFS_OPTIONS, NfsTarget
 if TYPE_CHECKING:
     from .engines.base import MultiHost
     from .plan import Unit
-    from .profile import Profile, TargetModel
+    from .profile.schema import Profile
     from .profile.shared import SharedBase
+    from .profile.targets import TargetModel
 
 
 def shared_target(shared: SharedBase) -> TargetModel:

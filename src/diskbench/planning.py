@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .errors import ProfileError
-from .plan import Plan, build_plan
+from .expand import build_plan
+from .plan import Plan
 from .profile import LoadedProfile
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .engines.base import Engine
     from .platforms.base import Platform
     from .providers.base import Provider
-    from .store.addons import StoreAddOn
+    from .store.addon import StoreAddOn
 
 T = TypeVar("T")
 

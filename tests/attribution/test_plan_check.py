@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from diskbench.attribution.plan_check import burst_advice, burst_warnings
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 
 from ..conftest import diskbench

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 
 from ..conftest import diskbench

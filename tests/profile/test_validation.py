@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from diskbench.profile import parse_profile
+from diskbench.profile.assembly import validation_context
 from diskbench.profile.machines import Host, MachineBase
 from diskbench.profile.targets import (
     DeviceTarget,
@@ -139,11 +141,20 @@ def test_io_engines_and_extra_options() -> None:
 
 
 def test_engine_blocks_are_kept_for_their_engine() -> None:
-    got = WorkloadOptions.model_validate({"diskspd": {"affinity": "0,1"}, "engine_options": {"fio": {"a": 1}}})
+    """A block named after an installed engine (the names come with the validation, as the profile
+    loader gives them) is kept for it; without those names no key is an engine's."""
+    ctx = validation_context()
+    got = WorkloadOptions.model_validate({"diskspd": {"affinity": "0,1"}, "engine_options": {"fio": {"a": 1}}},
+                                         context=ctx)
     assert got.engine_options == {"fio": {"a": 1}, "diskspd": {"affinity": "0,1"}}
-    assert WorkloadOptions.model_validate({"fio": {"x": 1}}).engine_options == {"fio": {"x": 1}}
-    assert WorkloadOptions.model_validate({"engine": "fio"}).engine_options is None  # a field, not a block
-    assert error(WorkloadOptions, {"nosuchengine": {"x": 1}}) == "Extra inputs are not permitted"
+    assert WorkloadOptions.model_validate({"fio": {"x": 1}}, context=ctx).engine_options == {"fio": {"x": 1}}
+    assert WorkloadOptions.model_validate({"engine": "fio"}, context=ctx).engine_options is None  # a field
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        WorkloadOptions.model_validate({"nosuchengine": {"x": 1}}, context=ctx)
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        WorkloadOptions.model_validate({"diskspd": {"affinity": "0,1"}})  # no engines given
+    profile = parse_profile("name: p\nworkloads:\n  - {name: w, rw: read, diskspd: {affinity: '0'}}\n")
+    assert profile.workloads[0].engine_options == {"diskspd": {"affinity": "0"}}
 
 
 def test_the_built_in_defaults() -> None:

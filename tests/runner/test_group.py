@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from diskbench import registry
+from diskbench.attribution.attributor import Attributor, merged, summed
 from diskbench.attribution.limit import Limit
 from diskbench.engines.base import Endpoint, Place
 from diskbench.engines.fio.clientserver import all_clients
@@ -28,7 +29,6 @@ from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
 from diskbench.errors import ProfileError
 from diskbench.executors.local import LocalExecutor
 from diskbench.model import PERCENTILES, pkey
-from diskbench.runner.attribute import Attributor, merged, summed
 from diskbench.runner.client_group import ClientGroup, Seat
 from diskbench.store import Store
 

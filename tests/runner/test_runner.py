@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from diskbench.errors import UsageError
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 from diskbench.runner import Runner, RunOptions
 from diskbench.store import Store

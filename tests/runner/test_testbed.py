@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from diskbench.engines.fio import FioEngine
 from diskbench.engines.fio.render import render_fio
-from diskbench.plan import Unit, build_plan
+from diskbench.expand import build_plan
+from diskbench.plan import Unit
 from diskbench.profile import load_profile
 from diskbench.runner.testbed import testbed_key as _testbed_key
 

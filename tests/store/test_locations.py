@@ -10,8 +10,9 @@ import pytest
 from diskbench.errors import StoreError, UsageError
 from diskbench.providers.azure.store import AzureBlob, uses_entra
 from diskbench.store import is_postgresql
+from diskbench.store.addons import keeper_for
 from diskbench.store.dsn import connect_params, parse, redacted
-from diskbench.store.keepers import Folder, InDatabase, keeper_for
+from diskbench.store.keepers import Folder, InDatabase
 
 
 def test_which_locations_are_postgresql() -> None:

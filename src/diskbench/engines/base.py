@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..executors.base import Executor
 from ..model import GroupResult
-from ..profile import Workload
+from ..profile.workload import Workload
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

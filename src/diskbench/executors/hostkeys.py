@@ -15,7 +15,7 @@ from pathlib import Path
 import paramiko
 
 from ..errors import ExecutionError
-from ..profile import Host
+from ..profile.machines import Host
 
 
 class HostKeyError(ExecutionError):

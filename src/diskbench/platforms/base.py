@@ -18,7 +18,7 @@ from ..executors.base import Executor
 
 if TYPE_CHECKING:
     from ..check import Check
-    from ..profile import TargetModel
+    from ..profile.targets import TargetModel
 
 
 class Shell(ABC):

@@ -20,6 +20,7 @@ from ..text import control_char, first_unsafe
 from ..yamldoc import format_key_path
 from . import machines as _machines
 from . import targets as _targets
+from .assembly import profile_model, validation_context
 from .schema import LoadedProfile, Profile
 
 _PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
@@ -153,7 +154,7 @@ def _override_at(loc: list[Any] | tuple[Any, ...], overridden: dict[tuple[Any, .
 
 def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> Profile:
     try:
-        return Profile.model_validate(data)
+        return profile_model().model_validate(data, context=validation_context())
     except ValidationError as exc:
         raise _profile_error(exc, node, filename, overridden) from None
 
@@ -220,12 +221,12 @@ def _known_keys() -> set[str]:
             elif isinstance(node, list):
                 for value in node:
                     walk(value)
-        walk(Profile.model_json_schema())
+        walk(profile_model().model_json_schema())
     return _KNOWN
 
 
 def profile_json_schema() -> dict[str, Any]:
-    schema = Profile.model_json_schema()
+    schema = profile_model().model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "diskbench profile"
     return schema

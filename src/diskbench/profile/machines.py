@@ -2,16 +2,15 @@
 
 ``hosts:`` lists machines that already exist (the static provider reaches them over SSH).
 ``machines:`` lists machines a provider creates; each provider brings the schema of its own
-entries, and ``provider:`` picks the schema (a discriminated union built from the registry).
+entries, and ``provider:`` picks the schema (a discriminated union that assembly.py builds from
+the installed providers).
 """
 
 from __future__ import annotations
 
-import functools
-import operator
 from typing import Annotated, Any, cast
 
-from pydantic import AfterValidator, AliasChoices, Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
 
 from .targets import ScratchTarget, Target, TargetModel
 from .workload import Strict, named
@@ -79,23 +78,3 @@ class MachineBase(Strict):
             return self.targets
         assert self.target is not None
         return {"": self.target}
-
-
-def machine_union() -> Any:
-    """The type of a ``machines:`` entry: each installed provider's schema, picked by ``provider:``."""
-    from .. import registry
-
-    providers = [(p, model) for p in registry.providers.all() if (model := p.machine_schema()) is not None]
-    if not providers:
-        return MachineBase
-    default = next((p.name for p, _ in providers if p.default_for_machines), providers[0][0].name)
-    names = [p.name for p, _ in providers]
-
-    def pick(value: Any) -> str | None:
-        name = value.get("provider", default) if isinstance(value, dict) else getattr(value, "provider", None)
-        return TAG_PREFIX + name if name in names else None
-
-    members = tuple(Annotated[model, Tag(TAG_PREFIX + p.name)] for p, model in providers)
-    return Annotated[functools.reduce(operator.or_, members), Discriminator(
-        pick, custom_error_type="provider",
-        custom_error_message=f"provider must be one of {', '.join(names)} (the installed providers)")]

@@ -7,28 +7,32 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from ..errors import ProfileError
-from .machines import Host, MachineBase, machine_union
-from .shared import Shared
+from .machines import Host, MachineBase
+from .shared import SharedBase
 from .targets import ScratchTarget, Target, TargetModel
 from .workload import BUILTIN_DEFAULTS, Strict, Workload, WorkloadOptions
 
-MachineEntry = machine_union()
+SHARED_DESCRIPTION = "run every job on all clients at once, on one shared target"
 
 
 class Profile(Strict):
-    """A benchmark profile: workloads, and optionally the machines to run them on."""
+    """A benchmark profile: workloads, and optionally the machines to run them on.
+
+    What code reads of it names no plugin: a machine is a ``MachineBase``, a shared block a
+    ``SharedBase``. A profile is read with the installed providers' and engines' own schemas
+    (assembly.py's ``profile_model``, a subclass of this one that the loader is given)."""
 
     name: str
     description: str = ""
     defaults: WorkloadOptions = Field(default_factory=WorkloadOptions)
     target: Target = Field(default_factory=lambda: ScratchTarget(scratch=True))
-    machines: list[MachineEntry] = Field(default_factory=list)  # type: ignore[valid-type]
+    machines: list[MachineBase] = Field(default_factory=list)
     hosts: list[Host] = Field(default_factory=list)
     destroy_data_on: list[str] = Field(
         default_factory=list, description="devices diskbench may overwrite on every host")
     workloads: list[Workload] = Field(min_length=1)
     repeats: int = Field(1, ge=1, le=100, description="run every job this many times, interleaved")
-    shared: Shared | None = Field(None, description="run every job on all clients at once, on one shared target")
+    shared: SharedBase | None = Field(None, description=SHARED_DESCRIPTION)
 
     @model_validator(mode="after")
     def _references(self) -> Profile:

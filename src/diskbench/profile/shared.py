@@ -7,15 +7,15 @@ every client mounts, instead of once per machine.
 The target is an NFS export any server offers, or a volume a provider makes for the run. Like
 ``machines:``, the block is assembled from what is installed: each provider brings the schema
 of its volume block (``Provider.shared_volumes``) and each engine the keys its multi-host mode
-takes (``MultiHost.options``); this module names neither.
+takes (``MultiHost.options``); assembly.py puts them together, and this module names neither.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from pydantic import Field, create_model, model_validator
+from pydantic import Field, model_validator
 
 from .targets import Target
 from .workload import Strict, named
@@ -69,36 +69,3 @@ class SharedBase(Strict):
         """The keys an engine's multi-host mode added to the block, as the profile gave them."""
         return {key: value for key, value in self
                 if key not in SharedBase.model_fields and key not in self.volume_blocks}
-
-
-def shared_schema() -> type[SharedBase]:
-    """``shared:`` with each installed provider's volume block and each engine's multi-host keys."""
-    from .. import registry
-
-    fields: dict[str, Any] = {}
-    blocks: dict[str, str] = {}
-    for provider in registry.providers.all():
-        for key, model in provider.shared_volumes().items():
-            fields[key] = (model | None, Field(None, description=(model.__doc__ or "").strip().split("\n")[0]))
-            blocks[key] = provider.name
-    for engine in registry.engines.all():
-        mode = engine.multi_host()
-        keys = mode.options.model_fields if mode is not None and mode.options is not None else {}
-        for key, info in keys.items():
-            fields.setdefault(key, (info.annotation, info))
-    model = create_model("Shared", __base__=SharedBase, __module__=__name__, **fields)
-    model.volume_blocks = blocks
-    return model
-
-
-if TYPE_CHECKING:  # code relies on the neutral part only; a volume block is read through ``volume``
-    Shared = SharedBase
-else:
-    def __getattr__(name: str) -> Any:
-        """``Shared`` is assembled when first asked for (by the profile's schema), after this module
-        is whole: a provider's volume block builds on ``VolumeSpec`` from here."""
-        if name == "Shared":
-            globals()["Shared"] = model = shared_schema()
-            return model
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-

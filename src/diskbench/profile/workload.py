@@ -14,7 +14,16 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from ..text import check_line, plain_values, shown
 from ..units import parse_duration, parse_size
@@ -30,6 +39,7 @@ SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
 MAX_JOB_S = 30 * 86400.0  # a month: longer than any soak test, short enough for every timer
 MAX_BS = 1 << 31  # 2 GiB: fio's block sizes are 32-bit (its bs option takes at most 4 GiB - 1)
 MAX_SWEEP = 64  # values of one sweep; more is a typo or a loop, not a plan
+ENGINES_CONTEXT = "engines"  # validation context key: the installed engines' names (assembly.py)
 # Warnings a profile may set off on purpose (``deliberate:``), each with its reason: plan shows the
 # reason once as a note, and results do not repeat the warning. A default that warns about itself
 # teaches users to ignore every warning.
@@ -90,12 +100,13 @@ class WorkloadOptions(Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _engine_blocks(cls, data: Any) -> Any:
-        """``diskspd: {...}`` and the like: a block named after an engine, kept for that engine."""
+    def _engine_blocks(cls, data: Any, info: ValidationInfo) -> Any:
+        """``diskspd: {...}`` and the like: a block named after an engine, kept for that engine. The
+        engines' names come with the validation (assembly.py's context); without them, as when a
+        workload is rebuilt from one already read, no key is an engine's."""
         if isinstance(data, dict):
-            from .. import registry
-
-            keys = [k for k in data if k not in cls.model_fields and k in _engine_names(registry)]
+            engines = (info.context or {}).get(ENGINES_CONTEXT, ())
+            keys = [k for k in data if k not in cls.model_fields and k in engines]
             if keys:
                 blocks = {k: data[k] for k in keys}
                 data = {k: v for k, v in data.items() if k not in keys}
@@ -148,10 +159,6 @@ class WorkloadOptions(Strict):
             elif isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"the value of {key} is {value}, not a finite number")
         return v
-
-
-def _engine_names(registry: Any) -> list[str]:
-    return list(registry.engines.names())
 
 
 BUILTIN_DEFAULTS = WorkloadOptions(

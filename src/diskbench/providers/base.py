@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ..executors.base import Executor
     from ..executors.hostkeys import HostKeyTrust
     from ..plan import Plan, Unit
-    from ..profile import MachineBase
+    from ..profile.machines import MachineBase
     from ..profile.targets import TargetModel
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..attribution.attributor import Attributor
 from ..engines.base import Endpoint, Engine, MultiHost, Place
 from ..errors import DiskbenchError
 from ..executors.base import Executor
 from ..plan import Unit
-from .attribute import Attributor
 from .drive import Drive, Outcome, Share
 from .progress import JobTracker
 

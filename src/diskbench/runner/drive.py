@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..attribution.attributor import Attributor
 from ..engines.base import Engine, Place
 from ..model import GroupResult
 from ..plan import Unit
-from .attribute import Attributor
 from .progress import JobTracker
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from .. import registry
+from ..attribution.attributor import Attributor, merged, provider_limits
 from ..engines.base import Endpoint, MultiHost, Place
 from ..errors import DiskbenchError, ExecutionError, SafetyError, Unavailable
 from ..executors.base import Executor
@@ -27,7 +28,6 @@ from ..plan import LOCAL, Unit
 from ..platforms.base import Prepared
 from ..profile import writes
 from ..profile.shared import SharedBase
-from .attribute import Attributor, merged, provider_limits
 from .client_group import ClientGroup, Seat
 from .host import cpus, learn
 from .leftovers import journal

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
+from ..attribution.attributor import Attributor, provider_limits
 from ..engines.base import Place
 from ..errors import DiskbenchError, ExecutionError
 from ..executors.base import Executor
@@ -19,7 +20,6 @@ from ..plan import LOCAL, Plan, Unit
 from ..platforms.base import Journal, Platform, Prepared, Preparer
 from ..profile import writes
 from ..units import human_bytes
-from .attribute import Attributor, provider_limits
 from .host import cpus, learn
 from .leftovers import journal, laid_out, recover
 from .one_machine import OneMachine

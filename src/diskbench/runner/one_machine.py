@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..attribution.attributor import Attributor
 from ..attribution.drain import Verdict
 from ..attribution.limit import Limit
 from ..attribution.steady_state import SteadyState
@@ -22,7 +23,6 @@ from ..executors.base import Executor
 from ..model import GroupResult
 from ..plan import LOCAL, Unit
 from ..store.raw import compress
-from .attribute import Attributor
 from .drive import Drive, Outcome, Share
 from .progress import JobTracker
 from .unit import data_passes, drain_burst, run_engine, steady_rounds

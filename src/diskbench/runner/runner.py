@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from .. import registry
 from ..errors import DiskbenchError, Interrupted, Unavailable, UsageError
 from ..executors.base import Executor
-from ..plan import LOCAL, Plan, Unit, build_plan
+from ..expand import build_plan
+from ..plan import LOCAL, Plan, Unit
 from ..profile import LoadedProfile, parse_profile
 from ..providers.base import ProviderRun, RunContext
 from ..store import new_run_id

@@ -1,32 +1,16 @@
-"""The store's seam for clouds: where raw outputs are kept, and how a shared server is signed in to.
-
-A store add-on is registered in the ``diskbench.stores`` entry-point group, as engines and
-providers are. The store asks each installed add-on in turn; the first that answers wins. The
-Azure provider's (Azure Blob containers, Microsoft Entra tokens for Azure Database for
-PostgreSQL) is one; nothing in the store names a cloud.
+"""Asking the installed store add-ons (``addon.py``): where raw outputs are kept, and how a shared
+server is signed in to. The first add-on that answers wins; nothing here names a cloud.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import os
+from pathlib import Path
+from typing import Any
 
-from .keepers import Keeper
-
-
-class StoreAddOn(Protocol):
-    def keeper(self, url: str, client: Any = None, credential: Any = None) -> Keeper | None:
-        """The keeper a ``DISKBENCH_ARTIFACTS`` URL names, or None when it is not this add-on's.
-        ``client``: the object store's SDK client, which tests hand in."""
-
-    def reader(self, location: str, keeper: Keeper | None, client: Any = None,
-               credential: Any = None) -> Keeper | None:
-        """A keeper that reads ``location``, or None when it is not this add-on's."""
-
-    def password(self, params: dict[str, str], credential: Any, where: str) -> str | None:
-        """A sign-in token to use as the password for the server of ``params``, or None."""
-
-    def refused(self, text: str) -> bool:
-        """Whether a server's refusal (lower case) is of this add-on's sign-in token."""
+from ..errors import UsageError
+from .addon import StoreAddOn
+from .keepers import Folder, InDatabase, Keeper
 
 
 def addons() -> list[StoreAddOn]:
@@ -42,3 +26,30 @@ def first(ask: Any) -> Any:
         if answer is not None:
             return answer
     return None
+
+
+def keeper_for(setting: str | None, *, default: Keeper | None, client: Any = None,
+               credential: Any = None) -> Keeper | None:
+    """The keeper ``setting`` (``DISKBENCH_ARTIFACTS``) names; ``default`` when it names none.
+    None: the folder beside a SQLite store is where raw outputs stay."""
+    if not setting:
+        return default
+    if setting in ("db", "database"):
+        return InDatabase()
+    if "://" in setting:
+        found: Keeper | None = first(lambda addon: addon.keeper(setting, client, credential))
+        if found is None:
+            raise UsageError(f"DISKBENCH_ARTIFACTS={setting}: not a folder, `database` or an object store "
+                             "an installed add-on knows", hint="a folder, `database`, or a blob container's URL "
+                                                              "(docs/store.md)")
+        return found
+    return Folder(Path(setting).expanduser().resolve())
+
+
+def reader_for(location: str, keeper: Keeper | None, client: Any = None, credential: Any = None) -> Keeper:
+    """A keeper that reads ``location`` (written by whichever keeper the runner had)."""
+    if "://" in location:
+        found: Keeper | None = first(lambda addon: addon.reader(location, keeper, client, credential))
+        if found is not None:
+            return found
+    return Folder(Path(os.path.dirname(location)))

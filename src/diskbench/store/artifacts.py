@@ -16,8 +16,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+from .addons import reader_for
 from .backend import Backend, Tx
-from .keepers import Keeper, reader_for
+from .keepers import Keeper
 
 PACK_LEVEL = 1  # raw.py's: fast, and json+ still shrinks about tenfold
 _UPSERT = ("INSERT INTO artifacts (run_id, name, size, mtime_ns, packed, location, data) VALUES (?,?,?,?,?,?,?)"

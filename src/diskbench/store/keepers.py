@@ -7,8 +7,8 @@ unit's results are committed, to a keeper that every reader reaches:
 
 - ``InDatabase``: in the store's ``artifacts`` table (the default of a PostgreSQL store);
 - ``Folder``: a folder (a file share every machine mounts; ``DISKBENCH_ARTIFACTS=/path``);
-- a cloud's object store, through a store add-on (``addons.py``): the Azure provider's keeps them
-  in a Blob container (``DISKBENCH_ARTIFACTS=https://ACCOUNT.blob.core.windows.net/CONTAINER[/PREFIX]``).
+- a cloud's object store, through a store add-on (``addon.py``, asked in ``addons.py``): the Azure
+  provider's keeps them in a Blob container (``DISKBENCH_ARTIFACTS=https://ACCOUNT.blob.core.windows.net/CONTAINER[/PREFIX]``).
 
 Every kept file has a row in ``artifacts`` (its name in the run, size, time, and where it is:
 its bytes in the row, or the location of its copy), so a reader needs the store alone to find a
@@ -18,11 +18,8 @@ output that is gzip'd already goes as it is); readers get the original bytes bac
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import Any, Protocol
-
-from ..errors import UsageError
+from typing import Protocol
 
 
 class Keeper(Protocol):
@@ -72,34 +69,3 @@ class Folder:
 
     def delete(self, location: str) -> None:
         Path(location).unlink(missing_ok=True)
-
-
-def keeper_for(setting: str | None, *, default: Keeper | None, client: Any = None,
-               credential: Any = None) -> Keeper | None:
-    """The keeper ``setting`` (``DISKBENCH_ARTIFACTS``) names; ``default`` when it names none.
-    None: the folder beside a SQLite store is where raw outputs stay."""
-    if not setting:
-        return default
-    if setting in ("db", "database"):
-        return InDatabase()
-    if "://" in setting:
-        from .addons import first
-
-        found: Keeper | None = first(lambda addon: addon.keeper(setting, client, credential))
-        if found is None:
-            raise UsageError(f"DISKBENCH_ARTIFACTS={setting}: not a folder, `database` or an object store "
-                             "an installed add-on knows", hint="a folder, `database`, or a blob container's URL "
-                                                              "(docs/store.md)")
-        return found
-    return Folder(Path(setting).expanduser().resolve())
-
-
-def reader_for(location: str, keeper: Keeper | None, client: Any = None, credential: Any = None) -> Keeper:
-    """A keeper that reads ``location`` (written by whichever keeper the runner had)."""
-    if "://" in location:
-        from .addons import first
-
-        found: Keeper | None = first(lambda addon: addon.reader(location, keeper, client, credential))
-        if found is not None:
-            return found
-    return Folder(Path(os.path.dirname(location)))

@@ -25,10 +25,11 @@ import platformdirs
 
 from ..errors import StoreError, UnknownRun
 from ..model import DirectionResult, GroupResult, Latency, Series
+from .addons import keeper_for
 from .artifacts import ArtifactKeeping
 from .backend import Backend, Row, Tx, batched, is_postgresql
 from .errors import guard_public
-from .keepers import InDatabase, Keeper, keeper_for
+from .keepers import InDatabase, Keeper
 from .lock import RunLock, alive
 from .prepared import PreparedLog
 from .schema import MIGRATIONS, SCHEMA_VERSION

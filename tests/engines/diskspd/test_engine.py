@@ -11,7 +11,7 @@ import pytest
 from diskbench import registry
 from diskbench.engines.base import Place
 from diskbench.errors import ProfileError
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import LoadedProfile, load_profile, parse_profile
 
 from ...conftest import diskbench

@@ -8,7 +8,7 @@ from pathlib import Path
 from diskbench.engines.fio.logs import attach_series, log_files, read_series
 from diskbench.engines.fio.parse import parse_fio_output
 from diskbench.engines.fio.render import render_fio
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 
 from ...conftest import needs_fio

@@ -10,7 +10,7 @@ import jinja2
 import pytest
 
 from diskbench.engines.fio.render import job_filename, render_fio
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 from diskbench.resources import environment
 

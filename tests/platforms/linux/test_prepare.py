@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from diskbench.executors.local import LocalExecutor
+from diskbench.platforms.linux import LinuxPlatform
 from diskbench.platforms.linux.prepare import LinuxPreparer as Preparer
 
 from ...conftest import diskbench, needs_fio, needs_root
@@ -109,7 +110,7 @@ def test_throttled_device_reports_iops_near_its_cap(lab: Lab, db: Path, tmp_path
 @needs_root
 def test_root_disk_holds_data() -> None:
     """Only probes (never writes): the disk under / is reported as holding data."""
-    preparer = Preparer(LocalExecutor(), allowed=[], name="t", run_id="x")
+    preparer = Preparer(LocalExecutor(), platform=LinuxPlatform(), allowed=[], name="t", run_id="x")
     roots = preparer.root_disks()
     if not roots:
         pytest.skip("/ is not on a block device here")

@@ -26,6 +26,7 @@ from diskbench.errors import ExecutionError, SafetyError
 from diskbench.executors.base import Completed
 from diskbench.executors.local import LocalExecutor
 from diskbench.platforms.base import Journal
+from diskbench.platforms.linux import LinuxPlatform
 from diskbench.platforms.linux.prepare import LinuxPreparer
 
 pytestmark = pytest.mark.skipif(
@@ -86,7 +87,8 @@ def loops(tmp_path: Path) -> Iterator[Loops]:
 
 def preparer(ex: LocalExecutor | None = None, *, allowed: list[str] | None = None,
              earlier: list[dict[str, Any]] | None = None) -> LinuxPreparer:
-    return LinuxPreparer(ex or LocalExecutor(), allowed=allowed or [], name="m1", run_id="20261125-120000-abcd",
+    return LinuxPreparer(ex or LocalExecutor(), platform=LinuxPlatform(), allowed=allowed or [], name="m1",
+                         run_id="20261125-120000-abcd",
                          journal=Journal(earlier=earlier or []))
 
 

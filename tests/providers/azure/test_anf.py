@@ -13,7 +13,8 @@ import pytest
 
 from diskbench import registry
 from diskbench.errors import DiskbenchError, ProfileError
-from diskbench.plan import Plan, build_plan
+from diskbench.expand import build_plan
+from diskbench.plan import Plan
 from diskbench.planning import report
 from diskbench.profile import load_profile, parse_profile
 from diskbench.providers.azure import AzureProvider

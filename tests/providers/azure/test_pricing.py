@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 from diskbench.providers.azure.pricing import BUNDLED, disk_hourly, estimate, load_prices, refresh
 from diskbench.providers.azure.schema import Machine

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from diskbench.errors import ProfileError
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import LoadedProfile, load_profile, parse_profile
 from diskbench.providers.azure.groups import Journal
 from diskbench.providers.azure.provider import AzureRun

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from diskbench.plan import build_plan
+from diskbench.expand import build_plan
 from diskbench.profile import load_profile
 from diskbench.store import Store
 

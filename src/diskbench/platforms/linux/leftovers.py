@@ -9,18 +9,16 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...executors.base import Executor
+from ..base import Platform
 from .prepare import stop_array, unmount_point
 
 LEFTOVER_WAIT_S = 20.0  # a killed run's array or mount: nothing of this run holds it any more
 
-if TYPE_CHECKING:
-    from . import LinuxPlatform
 
-
-def undo(platform: LinuxPlatform, ex: Executor, entry: dict[str, Any], line: Callable[[str], None]) -> bool:
+def undo(platform: Platform, ex: Executor, entry: dict[str, Any], line: Callable[[str], None]) -> bool:
     """Undo ``entry`` (a journal entry) on the host; True when it is gone, False when it is not
     a Linux kind or could not be undone (said on ``line``)."""
     kind, what, detail = entry["kind"], str(entry["what"]), entry.get("detail") or {}
@@ -65,7 +63,7 @@ def _stop_array(ex: Executor, md: str, device: str, members: list[str], uuid: st
     return True
 
 
-def _remove(platform: LinuxPlatform, ex: Executor, path: str, line: Callable[[str], None]) -> bool:
+def _remove(platform: Platform, ex: Executor, path: str, line: Callable[[str], None]) -> bool:
     if "/diskbench-" not in path:  # only ever a folder diskbench named
         line(f"{ex.name}: not removing {path}: not a folder diskbench made")
         return False
@@ -75,7 +73,7 @@ def _remove(platform: LinuxPlatform, ex: Executor, path: str, line: Callable[[st
     return True
 
 
-def _stop_engines(platform: LinuxPlatform, ex: Executor, root: str) -> None:
+def _stop_engines(platform: Platform, ex: Executor, root: str) -> None:
     """Engines still running from a workspace (their wrappers' pid files): stopped as a Ctrl-C
     would, so their files and devices are free again."""
     pids = ex.run(["sh", "-c", f"cat {shlex.quote(root)}/*/*/pid 2>/dev/null"]).stdout.split()

@@ -47,14 +47,10 @@ RELEASE_WAIT_S = 60.0
 
 
 class LinuxPreparer(Preparer):
-    def __init__(self, ex: Executor, *, allowed: list[str], name: str, run_id: str,
+    def __init__(self, ex: Executor, *, platform: Platform, allowed: list[str], name: str, run_id: str,
                  scratch_base: str | None = None, line: Callable[[str], None] | None = None,
-                 devices: DeviceMap | None = None, platform: Platform | None = None,
-                 journal: Journal | None = None, exclusive: bool = True) -> None:
-        if platform is None:
-            from . import LinuxPlatform
-
-            platform = LinuxPlatform()
+                 devices: DeviceMap | None = None, journal: Journal | None = None,
+                 exclusive: bool = True) -> None:
         self.ex = ex
         self.map = devices or DeviceMap()
         self.platform = platform

@@ -14,19 +14,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from ..attribution.limit import Limit
-from ..attribution.pitfalls import JobFacts, pitfalls
-from ..attribution.record import bound_json, decide, steady
 from ..engines.base import Place
 from ..errors import DiskbenchError
 from ..model import GroupResult
 from ..plan import Job, Unit
-from ..profile import Workload, writes
 from ..profile.targets import TargetModel
+from ..profile.workload import Workload, writes
 from ..units import parse_size
+from .limit import Limit
+from .pitfalls import JobFacts, pitfalls
+from .record import bound_json, decide, steady
 
 if TYPE_CHECKING:
-    from ..profile import MachineBase
+    from ..profile.machines import MachineBase
     from ..providers.base import Provider, ProviderRun
 
 

@@ -8,16 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from diskbench.attribution.attributor import Attributor
 from diskbench.attribution.limit import Limit
 from diskbench.engines.base import Place
 from diskbench.engines.fio.logs import attach_series
 from diskbench.engines.fio.parse import parse_fio_output
 from diskbench.engines.fio.render import render_fio
 from diskbench.errors import DiskbenchError
+from diskbench.expand import build_plan
 from diskbench.model import DirectionResult, GroupResult, Series
-from diskbench.plan import Unit, build_plan
+from diskbench.plan import Unit
 from diskbench.profile import load_profile
-from diskbench.runner.attribute import Attributor
 
 from ..conftest import needs_fio
 
