@@ -44,7 +44,7 @@ ENGINES_CONTEXT = "engines"  # validation context key: the installed engines' na
 # reason once as a note, and results do not repeat the warning. A default that warns about itself
 # teaches users to ignore every warning.
 DELIBERATE = ("short_runtime", "jobs_over_cpus", "small_working_set", "page_cache", "burst", "not_steady",
-              "low_queue_depth")
+              "low_queue_depth", "vm_cap")
 Reason = Annotated[str, Field(min_length=3, max_length=200)]
 
 

@@ -92,6 +92,10 @@ LSV2_TEMP = "footnote 1: 4,000 IOPS and 80 MBps of temp disk per 8 vCPUs"
 SIZES: dict[str, VmSize] = {s.name: s for s in (
     # D8ds_v4: 77000/485 (200 GiB cache) cached and temp, 12800/192 uncached, 300 GiB temp
     VmSize("Standard_D8ds_v4", 12_800, 192, 77_000, 485, CACHED_AND_TEMP, 300, 0, DDSV4),
+    # D16ds_v4: 154000/968 (400 GiB cache) cached and temp, 25600/384 uncached, 600 GiB temp
+    VmSize("Standard_D16ds_v4", 25_600, 384, 154_000, 968, CACHED_AND_TEMP, 600, 0, DDSV4),
+    # D2ds_v4: 19000/120 (50 GiB cache) cached and temp, 3200/48 uncached, 75 GiB temp
+    VmSize("Standard_D2ds_v4", 3_200, 48, 19_000, 120, CACHED_AND_TEMP, 75, 0, DDSV4),
     # E8ds_v4: the same figures as D8ds_v4 on the Edsv4 table
     VmSize("Standard_E8ds_v4", 12_800, 192, 77_000, 485, CACHED_AND_TEMP, 300, 0, EDSV4),
     # E8as_v4: 16000/128 (200) cached and temp, 12800/192 uncached, 128 GiB temp

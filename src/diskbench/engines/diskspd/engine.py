@@ -33,9 +33,10 @@ class DiskspdEngine(Engine):
     prefill_once: ClassVar[bool] = True
 
     def options(self, workload: Workload) -> dict[str, Any]:
-        """The workload as DiskSpd's option mapping: its keys, and its ``diskspd:`` block."""
+        """The workload as DiskSpd's option mapping: its keys, and its ``diskspd:`` block (not what the
+        profile says of its warnings, ``deliberate:``, which is no I/O option)."""
         data = workload.model_dump(exclude_none=True, exclude={"description", "targets", "sweep", "sections",
-                                                                "engine", "engine_options"})
+                                                                "engine", "engine_options", "deliberate"})
         for key, default in _FIO_ONLY_DEFAULTS.items():
             if data.get(key) == default:
                 del data[key]

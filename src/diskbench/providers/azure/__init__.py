@@ -45,12 +45,13 @@ class AzureProvider(Provider):
         return {"anf": AnfVolume}
 
     def plan_advice(self, plan: Plan) -> list[Advice]:
-        """What ``plan`` says of this provider's part of a plan beyond its machines: a NetApp volume's
-        throughput limit beside what its clients can push, and a warning when the volume caps them.
-        A warning has no reason; a note has one (``planning.advice`` sorts them as its own)."""
-        from .anf import plan_advice
+        """What ``plan`` says of this provider's part of a plan beyond the generic warnings: a NetApp
+        volume's throughput limit beside what its clients can push, and a warning when the volume caps
+        them; a VM size's cap that stops a job before the disk cap it means to measure. A warning has
+        no reason; a note has one (``planning.advice`` sorts them as its own)."""
+        from . import anf, hidden_caps
 
-        return plan_advice(plan)
+        return [*anf.plan_advice(plan), *hidden_caps.plan_advice(plan)]
 
     def platform(self, machine: MachineBase) -> str:
         return str(getattr(machine, "os", "linux"))
