@@ -27,6 +27,8 @@ IMAGES: dict[str, tuple[str, bool, str, int]] = {
     "canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2": ("V2", True, "x64", 30),
     "openlogic:centos:7_9": ("V1", False, "x64", 30),
     "openlogic:centos:7_9-gen2": ("V2", False, "x64", 30),
+    "debian:debian-12:12": ("V1", False, "x64", 30),
+    "debian:debian-12:12-gen2": ("V2", True, "x64", 30),
     "microsoftwindowsserver:windowsserver:2022-datacenter-azure-edition": ("V2", True, "x64", 127),
     "microsoftwindowsserver:windowsserver:2022-datacenter": ("V1", False, "x64", 127),
 }
@@ -158,17 +160,35 @@ def architecture(body: dict[str, Any], size: str, caps: dict[str, str]) -> Rejec
 
 
 def controller(body: dict[str, Any], size: str, caps: dict[str, str]) -> Rejection | None:
-    """Without a diskControllerType Azure picks the size's own: NVMe on NVMe-only sizes, whose images must be
-    tagged for it (nvme-overview, enable-nvme-interface)."""
+    """The disk controller: the one asked for (``storageProfile.diskControllerType``) must be one the size
+    offers (the SKU's DiskControllerTypes) and the image is tagged for; the property itself only on a
+    Generation 2 VM. Without it Azure picks the size's own: SCSI where offered, else NVMe
+    (nvme-overview, enable-nvme-interface, enable-nvme-remote-faqs; the API's DiskControllerType: "only
+    supported for virtual machines whose operating system disk and VM sku supports Generation 2").
+    The texts of the first two refusals are ours, written from the documentation (no user report of
+    Azure's own wording was found)."""
     image = _image(body)
     offered = caps.get("DiskControllerTypes", "SCSI").split(",")
-    chosen = body.get("properties", {}).get("storageProfile", {}).get("diskControllerType") or \
-        ("SCSI" if "SCSI" in offered else "NVMe")
+    asked = body.get("properties", {}).get("storageProfile", {}).get("diskControllerType")
+    if asked and asked not in offered:
+        return 400, "InvalidParameter", (f"The disk controller type '{asked}' is not supported for the VM size "
+                                         f"'{size}'. Supported disk controller types: {', '.join(offered)}.")
+    if asked and ((image and image[0] != "V2") or "V2" not in caps.get("HyperVGenerations", "V1,V2").split(",")):
+        return 400, "InvalidParameter", ("The property 'diskControllerType' is only supported for Generation 2 "
+                                         "virtual machines.")
+    chosen = asked or ("SCSI" if "SCSI" in offered else "NVMe")
     if image and chosen == "NVMe" and not image[1]:
         return 400, "InvalidParameter", (f"The VM size '{size}' cannot boot with OS image or disk. Please check that "
                                          "disk controller types supported by the OS image or disk is one of the "
                                          f"supported disk controller types for the VM size '{size}'.")
     return None
+
+
+def disk_controller(body: dict[str, Any], caps: dict[str, str]) -> str:
+    """The controller a created VM's disks are behind: the one the body asked for, else the size's default."""
+    offered = caps.get("DiskControllerTypes", "SCSI").split(",")
+    asked = body.get("properties", {}).get("storageProfile", {}).get("diskControllerType")
+    return str(asked or ("SCSI" if "SCSI" in offered else "NVMe"))
 
 
 RULES: list[Callable[[dict[str, Any], str, dict[str, str]], Rejection | None]] = [

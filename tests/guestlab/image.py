@@ -1,7 +1,7 @@
 """The lab's guest image: a Debian root filesystem, kernel and initrd for QEMU direct kernel boot.
 
 Building it costs about 90 s (debootstrap), so it is cached by a content hash of its recipe: the package
-list, every file in ``files/`` (init, udev rule, sshd and initramfs config) and the constants below. A
+list, every file in ``files/`` (init, udev rules, sshd and initramfs config) and the constants below. A
 changed recipe gives a new hash and so a new image; an unchanged one is reused in about a millisecond.
 The debootstrap result is cached on its own (keyed by suite and packages only), so changing lab-init
 rebuilds in seconds. Every stage is built in a temporary directory and renamed into place, so a build
@@ -36,7 +36,7 @@ SUITE = "bookworm"
 ROOT_SIZE = "1536M"
 ROOT_LABEL = "labroot"
 # Part of the hash: bump when the build steps below change in a way the files do not show.
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 # Small config written into the root filesystem (path -> content); hashed with the files.
 CONFIG = {
     "etc/hostname": "lab\n",
@@ -48,12 +48,21 @@ CONFIG = {
 INSTALL = {
     "lab-init": ("sbin/lab-init", 0o755),
     "lab-poweroff": ("sbin/lab-poweroff", 0o755),
-    "66-lab-azure-storage.rules": ("lib/udev/rules.d/66-lab-azure-storage.rules", 0o644),
+    # Under /lib, not /etc: initramfs-tools copies every /etc/udev/rules.d/*.rules into the initrd, which has
+    # no `cut` for waagent's LUN program (a stray /dev/disk/azure/scsi1/lun link survived boot that way).
+    "61-lab-azure-nvme-model.rules": ("lib/udev/rules.d/61-lab-azure-nvme-model.rules", 0o644),
+    "65-lab-vmbus-device-id.rules": ("lib/udev/rules.d/65-lab-vmbus-device-id.rules", 0o644),
+    "80-lab-azure-disk.rules": ("lib/udev/rules.d/80-lab-azure-disk.rules", 0o644),
     "sshd-lab.conf": ("etc/ssh/sshd_config.d/lab.conf", 0o644),
     "lab-blacklist.conf": ("etc/modprobe.d/lab-blacklist.conf", 0o644),
     "initramfs-modules": ("etc/initramfs-tools/modules", 0o644),
     "exports": ("etc/exports", 0o644),
 }
+# The Azure Linux Agent's udev rules as Debian's waagent package ships them; they key on the Hyper-V VMBus
+# attribute ATTRS{device_id}, which no QEMU device has: the build makes them read the lab's stand-in,
+# ENV{LAB_VMBUS_DEVICE_ID} (files/65-lab-vmbus-device-id.rules), and changes nothing else in them.
+WAAGENT_RULES = "lib/udev/rules.d/66-azure-storage.rules"
+VMBUS_ATTR, VMBUS_STAND_IN = "ATTRS{device_id}", "ENV{LAB_VMBUS_DEVICE_ID}"
 Log = Callable[[str], None]
 
 
@@ -106,7 +115,8 @@ def recipe_hash() -> str:
     parts = {f"file:{p.name}": p.read_text() for p in sorted(FILES.iterdir()) if p.is_file()}
     parts.update({f"config:{k}": v for k, v in CONFIG.items()})
     parts.update(base=base_hash(), size=ROOT_SIZE, label=ROOT_LABEL, version=str(RECIPE_VERSION),
-                 install=json.dumps(INSTALL, sort_keys=True))
+                 install=json.dumps(INSTALL, sort_keys=True),
+                 waagent=f"{WAAGENT_RULES}: {VMBUS_ATTR} -> {VMBUS_STAND_IN}")
     return _digest(parts)
 
 
@@ -210,6 +220,7 @@ def _configure(rootfs: Path) -> None:
         target.chmod(mode)
     for dest, content in CONFIG.items():
         (rootfs / dest).write_text(content)
+    _waagent_rules(rootfs)
     (rootfs / "export").mkdir(exist_ok=True)
     (rootfs / "root/.ssh").mkdir(mode=0o700, exist_ok=True)
     mdadm_conf = rootfs / "etc/mdadm/mdadm.conf"
@@ -224,6 +235,15 @@ def _configure(rootfs: Path) -> None:
     conf = rootfs / "etc/initramfs-tools/initramfs.conf"
     conf.write_text("".join("MODULES=list\n" if line.startswith("MODULES=") else line + "\n"
                             for line in conf.read_text().splitlines()))
+
+
+def _waagent_rules(rootfs: Path) -> None:
+    """waagent's own 66-azure-storage.rules, reading the VMBus stand-in instead of ATTRS{device_id}."""
+    rules = rootfs / WAAGENT_RULES
+    if not rules.is_file() or VMBUS_ATTR not in rules.read_text():
+        raise ImageError(f"{WAAGENT_RULES} from Debian's waagent package is missing or no longer matches "
+                         f"{VMBUS_ATTR}: look at the package's rules and at files/65-lab-vmbus-device-id.rules")
+    rules.write_text(rules.read_text().replace(VMBUS_ATTR, VMBUS_STAND_IN))
 
 
 def _initramfs(rootfs: Path) -> None:

@@ -13,8 +13,10 @@ The block graph per data disk, bottom to top (each box one ``-blockdev`` node):
 
 With ReadOnly the overlay takes the writes too (the base is never written), so the write cap above it
 stands for the write-through to the disk. PCI slots are pinned (user NIC 0x2, private NIC 0x3, virtio
-OS disk 0x4, scsi0 0x5, scsi1 0x6, virtio data 0x8-0xf, NVMe 0x10-0x1d): the Azure udev rule reads the
-controller from the slot, and eth0/eth1 follow slot order.
+OS disk 0x4, scsi0 0x5, scsi1 0x6, Azure's remote NVMe controller 0x7, virtio data 0x8-0xf, NVMe 0x10-0x1d,
+of which an Azure v6 guest's raw temp disks take 0x1a-0x1d): the lab's udev rules read the controller from
+the slot (files/65-lab-vmbus-device-id.rules, files/61-lab-azure-nvme-model.rules), and eth0/eth1 follow
+slot order.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pathlib import Path
 from .spec import DiskSpec, GuestSpec, Throttle
 
 MSFT = "vendor=Msft,product=Virtual Disk"
+REMOTE_NVME_SLOT = 0x7  # an Azure NVMe VM's OS and data disks: one controller, namespaces 1 and LUN+2
+TEMP_NVME_SLOT = 0x1a  # an Azure v6 VM's raw temp disks: one controller each from here
 KERNEL_ARGS = "root=LABEL=labroot rw init=/sbin/lab-init console=ttyS0 net.ifnames=0 quiet panic=-1"
 CACHE_CLUSTER = 4096
 
@@ -113,11 +117,16 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
     cmd.overlays.append((os_disk, boot.root_raw, "raw", None))
     cmd.add("-blockdev", f"driver=qcow2,node-name=os,file.driver=file,file.filename={os_disk},cache.no-flush=on")
     os_top = _disk_graph(cmd, spec, spec.os_disk, boot.directory, base="os") if spec.os_disk else "os"
-    scsi = spec.azure or any(d.bus == "scsi" for d in spec.disks)
+    remote_nvme = spec.disk_controller == "NVMe"
+    scsi = (spec.azure and not remote_nvme) or spec.temp is not None or \
+        (not remote_nvme and any(d.bus == "scsi" for d in spec.disks))
     if scsi:
         cmd.add("-device", "virtio-scsi-pci,id=scsi0,bus=pcie.0,addr=0x5",
                 "-device", "virtio-scsi-pci,id=scsi1,bus=pcie.0,addr=0x6")
-    if spec.azure:
+    if remote_nvme:
+        cmd.add("-device", f"nvme,id=remote,serial=remote-disks,bus=pcie.0,addr={REMOTE_NVME_SLOT:#x}",
+                "-device", f"nvme-ns,bus=remote,nsid=1,drive={os_top}")
+    elif spec.azure:
         cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=0,drive={os_top},{MSFT},serial=os-disk")
     else:
         cmd.add("-device", f"virtio-blk-pci,drive={os_top},bus=pcie.0,addr=0x4,serial=os-disk")
@@ -127,8 +136,14 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
                            f"serial={spec.temp.serial_number}")
     for disk, lun in spec.scsi_luns():
         top = _disk_graph(cmd, spec, disk, boot.directory)
-        cmd.add("-device", f"scsi-hd,bus=scsi1.0,channel=0,scsi-id=0,lun={lun},drive={top},{MSFT},"
-                           f"serial={disk.serial_number}")
+        if remote_nvme:  # the data disk at LUN n: namespace n+2 of the remote controller
+            cmd.add("-device", f"nvme-ns,bus=remote,nsid={lun + 2},drive={top}")
+        else:
+            cmd.add("-device", f"scsi-hd,bus=scsi1.0,channel=0,scsi-id=0,lun={lun},drive={top},{MSFT},"
+                               f"serial={disk.serial_number}")
+    for i, disk in enumerate(spec.temp_nvme):
+        top = _disk_graph(cmd, spec, disk, boot.directory)
+        cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={TEMP_NVME_SLOT + i:#x}")
     for i, disk in enumerate(d for d in spec.disks if d.bus == "nvme"):
         top = _disk_graph(cmd, spec, disk, boot.directory)
         cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={0x10 + i:#x}")

@@ -17,9 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 Bus = Literal["virtio", "scsi", "nvme"]
+Controller = Literal["SCSI", "NVMe"]
 Caching = Literal["None", "ReadOnly", "ReadWrite"]
 NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 MAX_DISK_MIB = 1024
+MAX_TEMP_NVME = 4  # v6 sizes have up to four raw NVMe temp disks (converting-scsi-to-nvme-storage.md)
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,11 @@ class GuestSpec:
     """A guest: its layout, disks, throttle groups and network, as the test asks for it.
 
     ``azure``: OS disk on scsi0 (PCI 0x5) LUN 0 and ``temp`` on LUN 1, so /dev/disk/azure/root and
-    /resource exist; otherwise the OS disk is virtio-blk. ``groups``: shared throttle groups by name
+    /resource exist; otherwise the OS disk is virtio-blk. ``disk_controller="NVMe"`` (an Azure v6 size): the
+    OS disk is namespace 1 and each scsi-bus data disk namespace LUN+2 of one remote NVMe controller
+    (PCI 0x7, "MSFT NVMe Accelerator v1.0" in the guest), and ``temp_nvme`` are raw temp disks, one NVMe
+    controller each (PCI 0x1a-0x1d, "Microsoft NVMe Direct Disk v2"); a ``temp`` disk then stays on scsi0
+    LUN 1 (Ebdsv5: NVMe remote disks beside a SCSI temp disk). ``groups``: shared throttle groups by name
     (referenced from ``DiskSpec.shared``). ``vm_cached``: the VM's cached limit over every cached disk.
     ``ip2``: static address on a private segment (given to ``GuestLab.start``). ``forwards``: guest TCP
     ports forwarded to free ports on 127.0.0.1 (``Guest.forwarded``). ``kernel_extra``: more kernel
@@ -129,6 +135,8 @@ class GuestSpec:
     azure: bool = False
     disks: tuple[DiskSpec, ...] = ()
     temp: DiskSpec | None = None
+    disk_controller: Controller = "SCSI"
+    temp_nvme: tuple[DiskSpec, ...] = ()
     os_disk: DiskSpec | None = None  # the OS disk's cap, shared groups and caching (its data is the image)
     groups: Mapping[str, Throttle] = field(default_factory=dict)
     vm_cached: Throttle | None = None
@@ -147,8 +155,11 @@ class GuestSpec:
         names = [d.name for d in self.all_disks()]
         if len(set(names)) != len(names) or "os" in names:
             raise ValueError(f"GuestSpec {self.name}: disk names must be unique and not 'os': {names}")
-        if self.temp is not None and not self.azure:
-            raise ValueError(f"GuestSpec {self.name}: a temp disk needs the Azure layout (azure=True)")
+        if (self.temp is not None or self.temp_nvme or self.disk_controller != "SCSI") and not self.azure:
+            raise ValueError(f"GuestSpec {self.name}: a temp disk needs the Azure layout (azure=True), and so "
+                             "does an NVMe disk controller")
+        if len(self.temp_nvme) > MAX_TEMP_NVME or any(d.caching != "None" for d in self.temp_nvme):
+            raise ValueError(f"GuestSpec {self.name}: at most {MAX_TEMP_NVME} raw NVMe temp disks, uncached")
         for disk in self.all_disks():
             unknown = set(disk.shared) - set(self.groups)
             if unknown:
@@ -157,11 +168,13 @@ class GuestSpec:
         if len(set(luns)) != len(luns):
             raise ValueError(f"GuestSpec {self.name}: two scsi disks on one LUN: {luns}")
         buses = [d.bus for d in self.disks]
-        if buses.count("nvme") > 14 or buses.count("virtio") > 8:
-            raise ValueError(f"GuestSpec {self.name}: at most 14 NVMe and 8 virtio data disks")
+        nvme_max = 14 - (MAX_TEMP_NVME if self.temp_nvme else 0)  # slots 0x10-0x1d; temp NVMe take 0x1a-0x1d
+        if buses.count("nvme") > nvme_max or buses.count("virtio") > 8:
+            raise ValueError(f"GuestSpec {self.name}: at most {nvme_max} NVMe and 8 virtio data disks")
 
     def all_disks(self) -> list[DiskSpec]:
-        return [*self.disks, *([self.temp] if self.temp else []), *([self.os_disk] if self.os_disk else [])]
+        return [*self.disks, *([self.temp] if self.temp else []), *self.temp_nvme,
+                *([self.os_disk] if self.os_disk else [])]
 
     def scsi_luns(self) -> list[tuple[DiskSpec, int]]:
         """Data disks on scsi1 with their LUN: explicit ones, the rest in order on the free LUNs."""
@@ -193,6 +206,16 @@ def azure_vm(name: str = "azure", data: Iterable[DiskSpec] = (), *, temp_mib: in
     """Azure-shaped: OS and temp disk on scsi0 LUN 0/1, ``data`` on scsi1, optional local NVMe."""
     temp = DiskSpec("temp", size_mib=temp_mib, serial="temp-disk", cap=temp_cap) if temp_mib else None
     return GuestSpec(name=name, azure=True, disks=(*data, *nvme_disks(nvme)), temp=temp, **kw)  # type: ignore[arg-type]
+
+
+def azure_v6(name: str = "azurev6", data: Iterable[DiskSpec] = (), *, temp_nvme: int = 1, temp_mib: int = 64,
+             temp_cap: Throttle | None = None, **kw: object) -> GuestSpec:
+    """An Azure v6 size (Ddsv6, Edsv6, ...): OS and ``data`` disks as namespaces of one NVMe controller
+    (data disk at LUN n = namespace n+2), and ``temp_nvme`` raw NVMe temp disks, one controller each."""
+    temp = tuple(DiskSpec(f"tempnvme{i}", size_mib=temp_mib, bus="nvme", serial=f"azlocal{i + 1:04d}", cap=temp_cap)
+                 for i in range(temp_nvme))
+    return GuestSpec(name=name, azure=True, disk_controller="NVMe", disks=tuple(data), temp_nvme=temp,
+                     **kw)  # type: ignore[arg-type]
 
 
 def l_series(name: str = "lseries", nvme: int = 2, **kw: object) -> GuestSpec:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.guestlab.qemu import Boot, command
-from tests.guestlab.spec import DiskSpec, GuestSpec, Throttle, azure_vm, nvme_disks, openstack, plain
+from tests.guestlab.spec import DiskSpec, GuestSpec, Throttle, azure_v6, azure_vm, nvme_disks, openstack, plain
 
 
 def boot(tmp_path: Path, **kw: object) -> Boot:
@@ -58,6 +58,51 @@ def test_azure_layout_pins_controllers_luns_and_nvme(tmp_path: Path) -> None:
     assert "nvme,serial=nvme-1,drive=nvme1-raw,bus=pcie.0,addr=0x11" in devices
     assert {p.name for p, _ in cmd.raw_files} == {"d0.raw", "d1.raw", "temp.raw", "nvme0.raw", "nvme1.raw"}
     assert "virtio-blk-pci" not in " ".join(devices)
+
+
+def test_azure_v6_layout_one_remote_nvme_controller_and_raw_nvme_temp_disks(tmp_path: Path) -> None:
+    """A v6 size: no SCSI controller; the OS disk is namespace 1 and the data disk at LUN n namespace n+2 of
+    the controller at PCI 0x7 (the guest's udev rules call it "MSFT NVMe Accelerator v1.0"); each temp disk
+    is a controller of its own from 0x1a ("Microsoft NVMe Direct Disk v2"), capped like any disk."""
+    spec = azure_v6(data=[DiskSpec("d0", cap=Throttle(iops=300)), DiskSpec("d1", lun=3)], temp_nvme=2,
+                    temp_cap=Throttle(iops=900))
+    argv = command(spec, boot(tmp_path)).argv
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]
+    assert not [d for d in devices if "scsi" in d]
+    assert devices.index("nvme,id=remote,serial=remote-disks,bus=pcie.0,addr=0x7") < devices.index(
+        "nvme-ns,bus=remote,nsid=1,drive=os")
+    assert "nvme-ns,bus=remote,nsid=2,drive=d0-cap" in devices and "nvme-ns,bus=remote,nsid=5,drive=d1-raw" in devices
+    assert "nvme,serial=azlocal0001,drive=tempnvme0-cap,bus=pcie.0,addr=0x1a" in devices
+    assert "nvme,serial=azlocal0002,drive=tempnvme1-cap,bus=pcie.0,addr=0x1b" in devices
+    with_scsi_temp = command(spec.with_(temp=DiskSpec("temp"), temp_nvme=()), boot(tmp_path)).argv
+    assert "virtio-scsi-pci,id=scsi0,bus=pcie.0,addr=0x5" in with_scsi_temp  # Ebdsv5: NVMe disks, SCSI temp disk
+    with pytest.raises(ValueError, match="Azure layout"):
+        GuestSpec(disk_controller="NVMe")
+    with pytest.raises(ValueError, match="at most 4 raw NVMe temp disks"):
+        azure_v6(temp_nvme=5)
+    with pytest.raises(ValueError, match="at most 10 NVMe"):
+        azure_v6(data=nvme_disks(11))
+
+
+def test_the_lab_udev_rules_name_what_azure_images_name() -> None:
+    """The image's udev rules: waagent's own for SCSI (the lab only stands in for the VMBus device_id, which
+    QEMU cannot give), and for NVMe a stand-in for azure-vm-utils' names, which Debian 12 does not package;
+    the PCI slots in the rules are the ones qemu.py pins."""
+    from tests.guestlab import image, qemu
+
+    rules = {p.name: p.read_text() for p in image.FILES.glob("*.rules")}
+    assert set(rules) == {"61-lab-azure-nvme-model.rules", "65-lab-vmbus-device-id.rules", "80-lab-azure-disk.rules"}
+    assert "waagent" in image.packages() and all(f"lib/udev/rules.d/{n}" == image.INSTALL[n][0] for n in rules)
+    vmbus = rules["65-lab-vmbus-device-id.rules"]
+    assert '"*/0000:00:05.0/*", ENV{LAB_VMBUS_DEVICE_ID}="{f8b3781a-' in vmbus and "0000:00:06.0" in vmbus
+    assert image.VMBUS_ATTR == "ATTRS{device_id}" and image.VMBUS_STAND_IN.startswith("ENV{LAB_VMBUS_DEVICE_ID")
+    model = rules["61-lab-azure-nvme-model.rules"]
+    assert f"0000:00:{qemu.REMOTE_NVME_SLOT:02x}.0" in model and qemu.TEMP_NVME_SLOT == 0x1a and "1[a-d]" in model
+    disk = rules["80-lab-azure-disk.rules"]
+    for link in ("disk/azure/os", "disk/azure/data/by-lun/$env{LAB_AZURE_LUN}",
+                 "disk/azure/local/by-serial/$env{LAB_AZURE_SERIAL}"):
+        assert f'SYMLINK+="{link}"' in disk, link
+    assert "%s{nsid} - 2" in disk
 
 
 def test_caps_shared_groups_and_cache_layering(tmp_path: Path) -> None:

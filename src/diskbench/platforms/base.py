@@ -99,6 +99,7 @@ class DeviceMap:
     lun_paths: tuple[str, ...] = ()  # patterns with {n}: the data disk at LUN n
     temp_paths: tuple[str, ...] = ()  # the temp (resource) disk's partition or device
     temp_mounts: tuple[str, ...] = ()  # where images mount the temp disk when no path matches
+    temp_nvme_models: tuple[str, ...] = ()  # NVMe models of raw temp disks the platform formats itself (v6)
     nvme_exclude_models: tuple[str, ...] = ()  # NVMe controllers that are not local disks
     lun_locations: tuple[str, ...] = ()  # Windows: the end of a disk's Location for LUN n, with {n}
     temp_drives: tuple[str, ...] = ()  # Windows: drives where the temp disk is mounted
@@ -112,6 +113,7 @@ class DeviceMap:
         return DeviceMap(self.luns or other.luns, cat(self.lun_paths, other.lun_paths),
                          cat(self.temp_paths, other.temp_paths),
                          cat(self.temp_mounts, other.temp_mounts),
+                         cat(self.temp_nvme_models, other.temp_nvme_models),
                          cat(self.nvme_exclude_models, other.nvme_exclude_models),
                          cat(self.lun_locations, other.lun_locations), cat(self.temp_drives, other.temp_drives),
                          self.lun_hint or other.lun_hint, self.temp_hint or other.temp_hint)

@@ -1,7 +1,9 @@
 """The fake Resource Manager hands out QEMU guests: each VM diskbench creates boots as a lab guest.
 
 The guest has the layout of the VM's size (temp disk or not, local NVMe, the data disks it asked
-for at their LUNs, each disk's host caching) and QEMU throttle groups stand for its limits: the
+for at their LUNs, each disk's host caching; on an NVMe controller, as v6 sizes have, the OS and data
+disks are namespaces of one NVMe controller and the temp disks raw NVMe devices, guestlab/spec.py
+``azure_v6``) and QEMU throttle groups stand for its limits: the
 disk tier's cap (with credit burst), one group over every uncached disk for the VM's uncached
 limit, one over the cached disks and the temp disk for the VM's cached limit. The limits are the
 lab's own table (``lab_limits.py``, read off Azure's pages), never diskbench's, multiplied by the
@@ -81,11 +83,15 @@ def guest_spec(name: str, body: dict[str, Any], scale: float) -> GuestSpec:
                              cap=disk_cap(scale, disk["managedDisk"]["storageAccountType"], disk["diskSizeGB"]),
                              shared=("vm",) if caching == "None" and uncached else ()))
     temp = None
-    if vm.temp_gib > 0:
+    if vm.temp_gib > 0 and not vm.temp_nvme:
         temp = DiskSpec("temp", size_mib=DISK_MIB, serial="temp-disk", shared=("cached",) if cached else ())
+    temp_nvme = tuple(DiskSpec(f"tempnvme{i}", size_mib=DISK_MIB, bus="nvme", serial=f"azlocal{i + 1:04d}",
+                               shared=("cached",) if cached else ()) for i in range(min(vm.temp_nvme, MAX_NVME)))
     nvme = nvme_disks(min(vm.nvme, MAX_NVME), size_mib=DISK_MIB) if vm.nvme else ()
-    return GuestSpec(name=name, azure=True, disks=(*data, *nvme), temp=temp, os_disk=os_disk, groups=groups,
-                     vm_cached=groups.get("cached"), memory_mib=640, user="azureuser", caps_after_boot=True)
+    controller = storage.get("diskControllerType") or vm.controller  # Azure's default: the size's own
+    return GuestSpec(name=name, azure=True, disks=(*data, *nvme), temp=temp, temp_nvme=temp_nvme,
+                     disk_controller=controller, os_disk=os_disk, groups=groups, vm_cached=groups.get("cached"),
+                     memory_mib=640, user="azureuser", caps_after_boot=True)
 
 
 @dataclass
@@ -98,6 +104,7 @@ class LabCloud:
     scale: float
     booted: dict[str, Guest] = field(default_factory=dict)
     specs: dict[str, GuestSpec] = field(default_factory=dict)
+    bodies: dict[str, dict[str, Any]] = field(default_factory=dict)  # each VM's request body, as ARM got it
     errors: list[str] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _queue: queue.Queue[tuple[dict[str, Any], str] | None] = field(default_factory=queue.Queue)
@@ -135,6 +142,7 @@ class LabCloud:
             ns = next(h for h in self.lab.hosts if h.address == address)
             with self._lock:
                 self.specs[vm["name"]] = spec
+                self.bodies[vm["name"]] = vm
             guest = self.guests.launch(spec, netns=(ns.ns, address), host_private_key=init["ssh_keys"]
                                        ["ed25519_private"], login_key=login)
         except Exception as exc:  # noqa: BLE001 - reported by the test that waits for the VM

@@ -52,6 +52,8 @@ class VmSize:
     temp_gib: int  # 0: no temp disk
     nvme: int  # local NVMe devices
     page: Page
+    temp_nvme: int = 0  # raw NVMe temp disks (v6: "Max Temp Storage Disks"), instead of a SCSI temp disk
+    controller: str = "SCSI"  # the remote disks' controller when the VM body names none: NVMe on v6 sizes
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ LSV2 = Page(LEARN + "lsv2-series", "MicrosoftDocs/azure-docs articles/virtual-ma
             "02/03/2020")
 DDSV5 = Page(LEARN + "ddv5-ddsv5-series", "MicrosoftDocs/azure-docs articles/virtual-machines/ddv5-ddsv5-series.md "
              "@017654d1", "10/20/2021")
+DDSV6 = Page(LEARN + "sizes/general-purpose/ddsv6-series", "MicrosoftDocs/azure-compute-docs "
+             "articles/virtual-machines/sizes/general-purpose/ddsv6-series.md @0e232f5f", "07/29/2024")
 DSV5 = Page(LEARN + "dv5-dsv5-series", "MicrosoftDocs/azure-docs articles/virtual-machines/dv5-dsv5-series.md "
             "@1a0fe16a", "10/20/2021")
 
@@ -108,6 +112,10 @@ SIZES: dict[str, VmSize] = {s.name: s for s in (
     VmSize("Standard_L32s_v2", 32_000, 640, 16_000, 320, LSV2_TEMP, 320, 4, LSV2),
     # D2ds_v5: temp 9000/125, uncached 3750/85, 75 GiB temp (the v5 pages publish no cached limit)
     VmSize("Standard_D2ds_v5", 3_750, 85, 9_000, 125, TEMP_ONLY, 75, 0, DDSV5),
+    # D2ds_v6: 1 temp disk of 110 GiB, temp RR 37500/180 (RW 15000/90), uncached 3750/106, 8 data disks. NVMe
+    # only (nvme-overview.md, ms.date 07/31/2024: "For v6 ... you need to transition from SCSI to NVMe"), its
+    # temp disk raw NVMe (nvme-linux.md, ms.date 07/31/2024: "NVMe VM with NVMe tempdisk": /dev/nvme1n1)
+    VmSize("Standard_D2ds_v6", 3_750, 106, 37_500, 180, TEMP_ONLY, 110, 0, DDSV6, temp_nvme=1, controller="NVMe"),
     # D32s_v5: remote storage only, uncached 51200/865
     VmSize("Standard_D32s_v5", 51_200, 865, None, None, "none published (no temp disk)", 0, 0, DSV5),
 )}

@@ -25,7 +25,7 @@ from ...conftest import REPO
 from .lab_limits import READ_ON, SIZES, TIERS, disk_tier, vm_size
 
 # sizes and disks of the lab tests' own profiles (test_lab_runs.py BOUNDS/DRAIN, the L32s_v2 override)
-LAB_ONLY_SIZES = ("Standard_D2ds_v5", "Standard_L32s_v2", "Standard_L16s_v2")
+LAB_ONLY_SIZES = ("Standard_D2ds_v5", "Standard_L32s_v2", "Standard_L16s_v2", "Standard_D2ds_v6")
 LAB_ONLY_DISKS = (("Premium_LRS", 1024), ("Premium_LRS", 128), ("Standard_LRS", 16384), ("Premium_LRS", 30))
 
 
@@ -59,10 +59,12 @@ def test_vm_limits_agree_with_the_published_pages(size: str) -> None:
     got = {"uncached_iops": ours.uncached_iops, "uncached_mbps": ours.uncached_mbps,
            "cached_iops": ours.cached_iops or ours.temp_read_iops,
            "cached_mbps": ours.cached_mbps or ours.temp_read_mbps,
-           "temp": ours.temp_gib > 0 and not ours.temp_nvme, "temp_gib": round(ours.temp_gib), "nvme": ours.nvme_disks}
+           "temp": ours.temp_gib > 0 and not ours.temp_nvme, "temp_gib": round(ours.temp_gib), "nvme": ours.nvme_disks,
+           "temp_nvme": ours.temp_disks if ours.temp_nvme and not ours.nvme_disks else 0}
     published = {"uncached_iops": lab.uncached_iops, "uncached_mbps": lab.uncached_mbps,
-                 "cached_iops": lab.cached_iops, "cached_mbps": lab.cached_mbps, "temp": lab.temp_gib > 0,
-                 "temp_gib": lab.temp_gib, "nvme": lab.nvme}
+                 "cached_iops": lab.cached_iops, "cached_mbps": lab.cached_mbps,
+                 "temp": lab.temp_gib > 0 and not lab.temp_nvme, "temp_gib": lab.temp_gib, "nvme": lab.nvme,
+                 "temp_nvme": lab.temp_nvme}
     assert got == published, f"{size}: diskbench's table differs from {lab.page}"
 
 

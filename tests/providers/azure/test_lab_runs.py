@@ -456,3 +456,58 @@ def test_l_series_nvme_stripes_every_local_nvme(lab: Lab, guest_lab: GuestLab, t
         assert sum(d.bus == "nvme" for d in labcloud.specs["l8s-v2"].disks) == 4
         assert doc["run"]["targets"]["l8s-v2/nvme:all"]["fstype"] == "xfs"
         stripe_members(doc, "l8s-v2/nvme:all", labcloud.booted["l8s-v2"], [f"nvme{i}" for i in range(4)], 4)
+
+
+# --- a v6 size as it really is (issue 29 §2) ---------------------------------------------------------
+
+V6_PROFILE = """\
+name: lab-v6
+description: a v6 size - data disks are namespaces of one NVMe controller, found by LUN; the temp disk comes raw
+defaults: {ioengine: libaio, direct: true, bs: 4k, iodepth: 4, numjobs: 1, size: 8M, runtime: 2s, ramp_time: 0s,
+           time_based: true}
+machines:
+  - name: d2ds-v6
+    region: westeurope
+    size: Standard_D2ds_v6
+    os_disk: {type: Premium_LRS, caching: ReadWrite}
+    data_disks: [{count: 2, type: Premium_LRS, size_gb: 128, caching: None}]
+    targets:
+      data: {lun: 1}
+      scratchpad: temp
+workloads:
+  - {name: lun1-write, rw: randwrite, targets: [data]}
+  - {name: temp-write, rw: randwrite, targets: [scratchpad]}
+"""
+
+
+def test_v6_data_disks_by_lun_and_the_raw_nvme_temp_disk(lab: Lab, guest_lab: GuestLab, tmp_path: Path) -> None:
+    """Standard_D2ds_v6 through the fake cloud into a v6-shaped guest: the VM body asks for the NVMe
+    controller; LUN 1 is namespace 3 of the remote controller ("MSFT NVMe Accelerator v1.0"), found as
+    /dev/disk/azure/data/by-lun/1; the temp disk, a raw "Microsoft NVMe Direct Disk v2", is made ext4 and
+    mounted by diskbench and released afterwards. No cap is asserted (so no calibration)."""
+    (tmp_path / "v6.yaml").write_text(V6_PROFILE)
+    with open_cloud(lab, guest_lab, 0.1) as (arm, labcloud):
+        doc = json.loads(run_cli(arm, labcloud, tmp_path, str(tmp_path / "v6.yaml"), 1).stdout)
+        targets = doc["run"]["targets"]
+        (lun1,) = [f"/dev/{d['name']}" for d in targets["d2ds-v6/data"]["devices"]]  # the record says nvme0n3
+        (temp,) = [f"/dev/{d['name']}" for d in targets["d2ds-v6/scratchpad"]["devices"]]
+        facts = labcloud.booted["d2ds-v6"].check(
+            f"for d in {lun1} {temp}; do n=${{d#/dev/}}; echo $n $(cat /sys/class/block/$n/nsid) "
+            f"$(readlink -f /sys/class/block/$n | grep -o '0000:00:[0-9a-f]*\\.0' | tail -1); done; "
+            f"readlink -f /dev/disk/azure/data/by-lun/1 /dev/disk/azure/os; echo $(ls /dev/disk/azure); "
+            f"lsblk -d -n -o MODEL {lun1}; lsblk -d -n -o MODEL {temp}; blkid -p -s TYPE -o value {temp}; "
+            "findmnt -rn -o TARGET | grep -c diskbench || true").splitlines()
+        body, spec = labcloud.bodies["d2ds-v6"], labcloud.specs["d2ds-v6"]
+    assert body["properties"]["storageProfile"]["diskControllerType"] == "NVMe"
+    assert spec.disk_controller == "NVMe" and spec.temp is None and len(spec.temp_nvme) == 1
+    assert {(r["workload"], r["direction"]) for r in doc["results"]} == {("lun1-write", "write"),
+                                                                        ("temp-write", "write")}
+    assert all(r["ios"] > 0 for r in doc["results"])
+    assert targets["d2ds-v6/scratchpad"]["fstype"] == "ext4"
+    print("\n".join(facts))
+    assert facts[0] == f"{lun1.removeprefix('/dev/')} 3 0000:00:07.0"  # LUN 1: namespace 3 of the remote controller
+    assert facts[1] == f"{temp.removeprefix('/dev/')} 1 0000:00:1a.0"  # the temp disk: its own controller
+    assert facts[2] == lun1 and facts[3].endswith("n1") and facts[3] != temp  # by-lun/1; the OS disk: namespace 1
+    assert sorted(facts[4].split()) == ["data", "local", "os"]  # azure-vm-utils' names; no scsi1, no resource
+    assert [m.strip() for m in facts[5:7]] == ["MSFT NVMe Accelerator v1.0", "Microsoft NVMe Direct Disk v2"]
+    assert facts[7] == "ext4" and facts[8] == "0"  # formatted by the run, unmounted after it

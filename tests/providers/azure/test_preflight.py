@@ -194,3 +194,29 @@ def test_run_with_preflight_off_fails_on_azure_refusal_without_traceback(fake: F
     assert not [g for g in fake.groups if g.startswith("diskbench-")]  # the run's group is gone again
     offline = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite")
     assert offline.returncode == 2 and ALL[name].reason in offline.stderr
+
+
+def test_nvme_sizes_need_an_nvme_image_and_a_linux_host_for_their_raw_temp_disk() -> None:
+    """The NVMe image check (images.json) and the rule vmspec asks the controller by are one: a v6 size with a
+    SCSI-only image is refused, with the NVMe-tagged default it passes; a Windows machine cannot use a v6
+    temp disk, which comes raw and which diskbench formats on Linux only."""
+    from diskbench.providers.azure.preflight import nvme_only
+
+    d2ds_v6, d2ds_v5 = lookup("Standard_D2ds_v6"), lookup("Standard_D2ds_v5")
+    assert d2ds_v6 is not None and d2ds_v5 is not None and nvme_only(d2ds_v6) and not nvme_only(d2ds_v5)
+    profile = parse_profile("""\
+name: v6
+workloads:
+  - {name: a, rw: randread}
+machines:
+  - {name: scsi-image, region: westeurope, size: Standard_D2ds_v6, image: 'Debian:debian-12:12', target: temp}
+  - {name: linux-temp, region: westeurope, size: Standard_D2ds_v6, target: temp}
+  - {name: windows-temp, region: westeurope, size: Standard_D2ds_v6, os: windows, target: temp}
+  - {name: windows-v5-temp, region: westeurope, size: Standard_D2ds_v5, os: windows, target: temp}
+""")
+    problems = [str(p) for p in check_profile(profile)]
+    assert any(p.startswith("scsi-image: Standard_D2ds_v6 attaches disks over NVMe only; image Debian:debian-12:12")
+               for p in problems), problems
+    assert any(p.startswith("windows-temp: Standard_D2ds_v6's temp disks are raw NVMe devices") and
+               "enable-nvme-temp-faqs" in p for p in problems), problems
+    assert not [p for p in problems if p.startswith(("linux-temp", "windows-v5-temp"))], problems

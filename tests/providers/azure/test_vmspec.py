@@ -82,3 +82,50 @@ def test_every_seed_machine_has_a_body() -> None:
     for m in load_profile("e8-family").profile.machines:
         body = vm_body(m, tags={}, nic_id="n", login=LOGIN, host_key=HOST)
         assert body["properties"]["hardwareProfile"]["vmSize"] == m.size
+
+
+# --- the disk controller: NVMe on NVMe-only sizes, SCSI on other Generation 2 VMs ------------------------
+
+def _controller(machine_yaml: str) -> str | None:
+    storage = _body(machine_yaml)["properties"]["storageProfile"]
+    return storage.get("diskControllerType")  # type: ignore[no-any-return]
+
+
+def test_nvme_only_sizes_ask_for_the_nvme_controller() -> None:
+    """v6 and Lsv4 sizes attach their disks over NVMe only (sizes.json: DiskControllerTypes NVMe): the body
+    says so, with the default image (Ubuntu 24.04, Generation 2, tagged for NVMe)."""
+    for size in ("Standard_D2ds_v6", "Standard_D4s_v6", "Standard_E2ds_v6", "Standard_L8s_v4"):
+        assert _controller(f"{{name: m, region: westeurope, size: {size}, target: {{dir: /tmp}}}}") == "NVMe", size
+
+
+def test_other_generation_2_vms_ask_for_scsi_and_generation_1_vms_for_nothing() -> None:
+    """A SCSI size keeps SCSI, said outright on a Generation 2 VM; the property exists for Generation 2 VMs
+    only, so a Generation 1 image leaves it out (Azure's default there is SCSI)."""
+    assert _controller("{name: m, region: westeurope, size: Standard_D8ds_v5, target: temp}") == "SCSI"
+    assert _controller("{name: m, region: westeurope, size: Standard_D8ds_v4, target: temp,"
+                       " image: 'Canonical:0001-com-ubuntu-server-jammy:22_04-lts'}") is None
+    assert _controller("{name: m, region: westeurope, size: Standard_D8ds_v4, target: temp,"
+                       " image: 'Someone:custom:image'}") is None  # unknown image, a size that boots Gen1 too
+    assert _controller("{name: m, region: westeurope, size: Standard_D8ds_v4, target: temp,"
+                       " image: 'Debian:debian-12:12-gen2'}") == "SCSI"
+
+
+def test_the_fake_resource_manager_takes_each_choice_and_refuses_the_wrong_ones() -> None:
+    """The fake's own rules (tests/fake_arm_rules.py, from Azure's pages, not from vmspec) accept every body
+    vmspec writes, and refuse a controller the size does not offer or one asked on a Generation 1 VM."""
+    from ...fake_arm_rules import controller, disk_controller
+    from .size_pages import sku
+
+    cases = {"Standard_D2ds_v6": ("{name: m, region: westeurope, size: Standard_D2ds_v6, target: temp}", "NVMe"),
+             "Standard_D2ds_v5": ("{name: m, region: westeurope, size: Standard_D2ds_v5, target: temp}", "SCSI"),
+             "Standard_D2ds_v4": ("{name: m, region: westeurope, size: Standard_D2ds_v4, target: temp, image: "
+                                  "'Canonical:0001-com-ubuntu-server-jammy:22_04-lts'}", "SCSI")}
+    for size, (machine, expect) in cases.items():
+        caps = {c["name"]: c["value"] for c in sku(size)["capabilities"]}
+        body = _body(machine)
+        assert controller(body, size, caps) is None, size
+        assert disk_controller(body, caps) == expect, size
+        wrong = {"NVMe": "SCSI", "SCSI": "NVMe"}[expect]
+        body["properties"]["storageProfile"]["diskControllerType"] = wrong
+        refused = controller(body, size, caps)
+        assert refused is not None and refused[1] == "InvalidParameter", (size, refused)

@@ -40,6 +40,7 @@ from ..base import DeviceMap, Journal, Platform, Prepared, Preparer
 
 DEFAULT_CHUNK = "512k"  # mdadm's own default: local NVMe, the OVHcloud article
 DATA_DISK_CHUNK = "64k"  # striped cloud data disks: Azure's guidance for Premium SSD volumes
+TEMP_FS = "ext4"  # raw temp disks: what the cloud's own tools make of them (Azure's azure-ephemeral-disk-setup)
 # How long a release keeps trying to unmount and to stop an array. Right after an unmount udev probes
 # the array, which then refuses to stop ("cannot get exclusive access"); on a loaded host that lasted
 # longer than the ten 0.5 s retries there were, and the array stayed (a lab guest's md127 after a run).
@@ -162,9 +163,7 @@ class LinuxPreparer(Preparer):
             self._lock(target.label, self.canonical(target.dir))
             return Prepared(directory=target.dir)
         if isinstance(target, TempTarget):
-            prepared = self._temp()
-            self._lock(target.label, prepared.directory or "")
-            return prepared
+            return self._temp(target, writes)
         if isinstance(target, NfsTarget):
             return self._nfs(target)
         assert isinstance(target, (DeviceTarget, StripeTarget, NvmeTarget, LunTarget, LunsTarget))
@@ -247,22 +246,83 @@ class LinuxPreparer(Preparer):
             raise ExecutionError(f"{self.ex.name}: no local NVMe device besides the OS disk")
         return found
 
-    def _temp(self) -> Prepared:
+    def _temp(self, target: TempTarget, writes: bool) -> Prepared:
+        """The temp disk where the image mounted it (the Azure agent's /mnt on SCSI sizes); else the raw
+        NVMe temp disks of sizes whose temp disks come unformatted (Azure v6), which diskbench formats
+        and mounts itself like a device target (ext4, striped if several), or hands to the engine raw
+        when the target asks for it. The user named them through ``temp``, so they may be written: only
+        one that holds the root filesystem or carries partitions or holders someone else made is refused."""
+        mount = self._temp_mount()
+        if mount is not None:
+            directory = f"{mount.rstrip('/')}/diskbench"
+            self._ok(["mkdir", "-p", directory], f"mkdir {directory}")
+            self._lock(target.label, directory)
+            return Prepared(directory=directory)
+        devices = self._raw_temp()
+        if not devices:
+            where = " or ".join([*self.map.temp_paths, *self.map.temp_mounts,
+                                 *(f"an NVMe disk of model '{m}'" for m in self.map.temp_nvme_models)])
+            raise ExecutionError(f"{self.ex.name}: no temp (resource) disk found at {where or '(no known place)'}",
+                                 hint=self.map.temp_hint or "this machine may have none")
+        for dev in devices:  # before anything is written: one run per device at a time
+            self._lock(target.label, dev)
+        self._temp_writable(devices)
+        if getattr(target, "raw", None):
+            if len(devices) != 1:
+                raise DiskbenchError(f"{self.ex.name}: raw: true takes one device, not {len(devices)} temp disks")
+            return Prepared(filename=devices[0], devices=devices)
+        self.line(f"{self.ex.name}: the temp disk{'s' if len(devices) > 1 else ''} {', '.join(devices)} "
+                  "came raw: formatting")
+        prepared = Prepared(devices=devices)
+        try:
+            dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared, DEFAULT_CHUNK)
+            self._mkfs(dev, TEMP_FS)
+            prepared.directory = self._mount(dev, None, prepared)
+        except BaseException:
+            prepared.release()
+            raise
+        return prepared
+
+    def _temp_mount(self) -> str | None:
+        """Where the image mounted the temp disk: a known partition's mount, else a known mount point."""
         for path in self.map.temp_paths:
             out = self.ex.run(["findmnt", "-n", "-o", "TARGET", "-S", path])
             if out.returncode == 0 and out.stdout.strip():
-                mount = out.stdout.strip().splitlines()[0]
-                break
-        else:
-            mounts = [m for m in self.map.temp_mounts if self.ex.run(["mountpoint", "-q", m]).returncode == 0]
-            if not mounts:
-                where = " or ".join([*self.map.temp_paths, *self.map.temp_mounts]) or "(no known place)"
-                raise ExecutionError(f"{self.ex.name}: no temp (resource) disk found at {where}",
-                                     hint=self.map.temp_hint or "this machine may have none")
-            mount = mounts[0]
-        directory = f"{mount.rstrip('/')}/diskbench"
-        self._ok(["mkdir", "-p", directory], f"mkdir {directory}")
-        return Prepared(directory=directory)
+                return out.stdout.strip().splitlines()[0]
+        for point in self.map.temp_mounts:
+            if self.ex.run(["mountpoint", "-q", point]).returncode == 0:
+                return point
+        return None
+
+    def _raw_temp(self) -> list[str]:
+        """The whole disks whose model is one of the map's raw temp disk models, in name order."""
+        if not self.map.temp_nvme_models:
+            return []
+        out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
+        if out.returncode != 0:
+            return []
+        models = {m.lower() for m in self.map.temp_nvme_models}
+        found = [d["name"] for d in json.loads(out.stdout)["blockdevices"]
+                 if d.get("type") == "disk" and str(d.get("model") or "").strip().lower() in models]
+        roots = self.root_disks() if found else set()
+        return sorted((d for d in found if d not in roots), key=lambda n: [int(t) if t.isdigit() else t
+                                                                             for t in re.split(r"(\d+)", n)])
+
+    def _temp_writable(self, devices: list[str]) -> None:
+        """A raw temp disk may be written (the user named it through ``temp``), a filesystem on it
+        included; not one whose partitions or holders (an array, a volume group) someone else made."""
+        for dev in devices:
+            out = self.ex.run(["lsblk", "-J", "-p", "-o", "NAME,TYPE,FSTYPE,MOUNTPOINT,PTTYPE", dev])
+            if out.returncode != 0:
+                raise ExecutionError(f"{self.ex.name}: {dev} is not a block device ({out.stderr.strip()})")
+            node: dict[str, Any] = json.loads(out.stdout)["blockdevices"][0]
+            children = [c["name"] for c in node.get("children") or []]
+            mounted = [n["mountpoint"] for n in _walk(node) if n.get("mountpoint")]
+            if children or mounted:
+                what = (f"mounted at {', '.join(mounted)}" if mounted
+                        else f"has partitions or holders ({', '.join(children)})")
+                raise SafetyError(f"{self.ex.name}: refusing to format the temp disk {dev}: it {what}",
+                                  hint="something else set it up: undo that, or measure it with dir: on its mount")
 
     def _stripe(self, devices: list[str], prepared: Prepared, chunk: str) -> str:
         if self.ex.run(["test", "-e", "/proc/mdstat"]).returncode != 0:  # md may be a module not loaded yet

@@ -28,6 +28,7 @@ ULTRA_DOC = DOCS + "disks-enable-ultra-ssd"
 PREMIUM_V2_DOC = DOCS + "disks-deploy-premium-v2"
 GEN2_DOC = DOCS + "generation-2"
 NVME_DOC = DOCS + "enable-nvme-interface"
+NVME_TEMP_DOC = DOCS + "enable-nvme-temp-faqs"
 NO_HOST_CACHE_GIB = 4096  # host caching stops at disks of 4 TiB
 PROVISIONED = ("PremiumV2_LRS", "UltraSSD_LRS")
 
@@ -45,6 +46,13 @@ def _images() -> dict[str, ImageFacts]:
     doc: dict[str, Any] = json.loads(IMAGES.read_text())
     return {i["image"].lower(): ImageFacts(i["generation"], tuple(i["controllers"]), i["architecture"],
                                            i["os_disk_gib"]) for i in doc["images"]}
+
+
+def nvme_only(size: SizeInfo) -> bool:
+    """Whether the size attaches its disks over NVMe only (v6, Lsv4, ...): the VM body asks for the NVMe
+    controller (vmspec.disk_controller), its image must be tagged for it, and its data disks are NVMe
+    namespaces, not SCSI LUNs."""
+    return size.controllers == ["NVMe"]
 
 
 def image_facts(image: str) -> ImageFacts | None:
@@ -91,7 +99,7 @@ def _boot(m: Machine, size: SizeInfo, image: ImageFacts | None, page: str, bad: 
     if size.generations and image.generation not in size.generations:
         bad(f"{m.size} boots Hyper-V generation {' or '.join(size.generations)} only; image {m.image} is "
             f"generation {image.generation}", f"pick a Gen2 image (sku ending -gen2/-g2) or another size; {GEN2_DOC}")
-    if size.controllers == ["NVMe"] and "NVMe" not in image.controllers:
+    if nvme_only(size) and "NVMe" not in image.controllers:
         bad(f"{m.size} attaches disks over NVMe only; image {m.image} is not tagged for NVMe",
             f"pick an NVMe-tagged Gen2 image such as Canonical:ubuntu-24_04-lts:server, or a SCSI size; {NVME_DOC}")
     if size.architecture and image.architecture.lower() != size.architecture.lower():
@@ -153,6 +161,10 @@ def _targets(m: Machine, size: SizeInfo, bad: Report) -> None:
     for target in m.named_targets().values():
         if target.kind == "temp" and size.temp_disk_gb <= 0 and not (size.temp_nvme and size.nvme_disks):
             bad(f"{m.size} has no temp disk to measure", "pick a 'd' size (e.g. Standard_E8ds_v4) or another target")
+        elif target.kind == "temp" and size.temp_nvme and m.os == "windows":
+            # enable-nvme-temp-faqs: v6 temp disks come raw, "Customers should initialize and format the disks"
+            bad(f"{m.size}'s temp disks are raw NVMe devices, which diskbench formats on Linux only (Windows "
+                "images have no D: there)", f"use a Linux image, or a size with a SCSI temp disk; {NVME_TEMP_DOC}")
         if target.kind == "nvme" and size.nvme_disks == 0:
             bad(f"{m.size} has no local NVMe disks", "use an L-series size such as Standard_L8s_v2")
         luns = [target.value] if target.kind == "lun" else list(target.value) if target.kind == "luns" else []

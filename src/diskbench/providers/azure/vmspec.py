@@ -12,7 +12,9 @@ from typing import Any
 import yaml
 
 from ...executors.keys import KeyPair as KeyPair
+from .preflight import image_facts
 from .schema import Machine
+from .sizes import SizeInfo, lookup
 
 ADMIN_USER = "azureuser"
 PACKAGES = ["fio", "mdadm", "nvme-cli", "xfsprogs"]
@@ -66,6 +68,31 @@ def data_disks(m: Machine) -> list[dict[str, Any]]:
     return out
 
 
+def disk_controller(m: Machine, size: SizeInfo | None = None) -> str | None:
+    """The ``diskControllerType`` of the VM's storage profile: NVMe on an NVMe-only size, SCSI on a
+    Generation 2 VM of any other size, None (the property left out) where Azure takes none.
+
+    v6 sizes (Dsv6, Ddsv6, Esv6, Edsv6, Lsv4, ...) attach their disks over NVMe only (sizes.json:
+    ``DiskControllerTypes: NVMe``), and the body says so instead of leaving it to Azure's default.
+    Sources, read 2026-11-27: Azure's API reference for ``DiskControllerType`` (learn.microsoft.com,
+    dotnet/api/azure.resourcemanager.compute.models.diskcontrollertype): the property "is only
+    supported for virtual machines whose operating system disk and VM sku supports Generation 2";
+    articles/virtual-machines/nvme-overview.md (ms.date 07/31/2024): "We currently do not support NVMe
+    disks on Generation 1 VMs"; enable-nvme-remote-faqs: without a DiskControllerType the platform
+    picks the size's default, and a size that offers SCSI and NVMe uses SCSI unless NVMe is asked
+    for. So a Generation 1 VM (or one whose image images.json does not know, on a size that boots
+    Generation 1 too) keeps Azure's default, which is SCSI there.
+    """
+    size = size if size is not None else lookup(m.size, m.region)
+    if size is None or not size.controllers:
+        return None
+    if size.controllers == ["NVMe"]:
+        return "NVMe"
+    image = image_facts(m.image)
+    gen2 = (image is not None and image.generation == "V2") or size.generations == ["V2"]
+    return "SCSI" if "SCSI" in size.controllers and gen2 else None
+
+
 def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, host_key: KeyPair) -> dict[str, Any]:
     body: dict[str, Any] = {
         "location": m.region,
@@ -88,6 +115,9 @@ def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, ho
         from .winspec import windows_os_profile
 
         body["properties"]["osProfile"] = windows_os_profile(m, ADMIN_USER)
+    controller = disk_controller(m)
+    if controller:
+        body["properties"]["storageProfile"]["diskControllerType"] = controller
     if m.zone:
         body["zones"] = [m.zone]
     if any(d.type == "UltraSSD_LRS" for d in m.data_disks):
