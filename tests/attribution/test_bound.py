@@ -6,7 +6,7 @@ from diskbench.attribution.bound import BOUND_KINDS, Measured, decide_bound
 from diskbench.attribution.limit import Limit
 from diskbench.attribution.phases import detect_burst
 from diskbench.model import DirectionResult, Latency, Series
-from diskbench.providers.azure.machine import DiskSpec, MachineSpec, TargetSpec, target_limits
+from diskbench.providers.azure.limits.targets import DiskSpec, MachineSpec, TargetSpec, target_limits
 
 MiB = 1024 * 1024
 P30 = DiskSpec("Premium_LRS", 1024)

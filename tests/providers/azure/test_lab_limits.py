@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from diskbench.profile import load_profile
-from diskbench.providers.azure.bounds import OS_DISK_DEFAULT_GIB
-from diskbench.providers.azure.limits import disk_limits, vm_limits
+from diskbench.providers.azure.limits.bounds import OS_DISK_DEFAULT_GIB
+from diskbench.providers.azure.limits.disks import disk_limits, vm_limits
 from diskbench.providers.azure.schema import Machine
 
 from ...conftest import REPO
@@ -92,8 +92,10 @@ LAB_MODULES = sorted([*(REPO / "tests" / "guestlab").rglob("*.py"),
                       REPO / "tests" / "providers" / "azure" / "test_lab_runs.py",
                       REPO / "tests" / "providers" / "azure" / "test_lab_seed002.py",
                       REPO / "tests" / "providers" / "openstack" / "test_lab_runs.py"])
-TABLES = ("diskbench.providers.azure.limits", "diskbench.providers.azure.vmsizes", "diskbench.providers.azure.machine",
-          "diskbench.providers.azure.bounds", "diskbench.providers.azure.skus", "diskbench.providers.openstack.limits")
+TABLES = ("diskbench.providers.azure.limits", "diskbench.providers.azure.limits.disks",
+          "diskbench.providers.azure.limits.vms", "diskbench.providers.azure.limits.targets",
+          "diskbench.providers.azure.limits.bounds", "diskbench.providers.azure.skus",
+          "diskbench.providers.openstack.limits")
 DATA_FILES = ("disk-types.json", "sizes.json")
 
 

@@ -136,7 +136,7 @@ class AzureProvider(Provider):
         return azure_facts(ex)
 
     def limits(self, machine: MachineBase | None, target: TargetModel) -> list[Limit]:
-        from .bounds import limits_for
+        from .limits.bounds import limits_for
         from .schema import Machine
 
         return limits_for(machine, target) if isinstance(machine, Machine) else []

@@ -81,8 +81,8 @@ def directions(rw: str | None) -> list[str]:
 def larger_size(machine: Machine, target: TargetModel, found: Hidden, bs: int) -> str:
     """The smallest larger size of the machine's family whose cap on the same path clears the disk's,
     with its figures, or "" when the family has none."""
-    from .bounds import limits_for
-    from .limits import size_names, vm_limits
+    from .limits.bounds import limits_for
+    from .limits.vms import size_names, vm_limits
 
     current = vm_limits(machine.size)
     if current is None:
@@ -105,7 +105,7 @@ def larger_size(machine: Machine, target: TargetModel, found: Hidden, bs: int) -
 def plan_advice(plan: Plan) -> list[Advice]:
     """One line per machine, target and pair of caps, naming the workloads and block size; a note
     instead where the workload measures the VM's cap on purpose (``deliberate: {vm_cap: ...}``)."""
-    from .bounds import limits_for
+    from .limits.bounds import limits_for
     from .schema import Machine
 
     found: dict[tuple[str, str, str, str, str, str, str | None], list[str]] = {}

@@ -228,7 +228,7 @@ def _disk_item(table: dict[str, Any], item: dict[str, Any]) -> None:
 
 def _tier_size(storage_type: str, tier: str) -> int | None:
     """The GiB of a tier (P30 -> 1024) from the bundled disk table."""
-    from .limits import DISK_DATA, disk_kind
+    from .limits.disks import DISK_DATA, disk_kind
 
     rows = json.loads(DISK_DATA.read_text())["types"][disk_kind(storage_type)].get("tiers", [])
     return next((int(r["size_gib"]) for r in rows if r["tier"] == tier), None)

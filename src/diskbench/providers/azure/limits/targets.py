@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ...attribution.limit import Limit
-from .limits import DiskLimits, LimitsError, disk_limits
-from .vmsizes import VmLimits, vm_limits
+from ....attribution.limit import Limit
+from .disks import DiskLimits, LimitsError, disk_limits
+from .vms import VmLimits, vm_limits
 
 CACHING = ("None", "ReadOnly", "ReadWrite")
 TARGET_KINDS = ("temp", "os", "lun", "nvme")

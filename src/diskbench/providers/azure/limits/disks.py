@@ -16,13 +16,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import DiskbenchError
-from .vmsizes import VmLimits, size_names, vm_limits
+from ....errors import DiskbenchError
+from .vms import VmLimits, size_names, vm_limits
 
 __all__ = ["DiskLimits", "LimitsError", "VmLimits", "burst_seconds", "disk_kind", "disk_limits", "effective_iops",
            "premium_v2_max", "size_names", "tier_for", "vm_limits"]
 
-DISK_DATA = Path(__file__).resolve().parent / "data" / "disk-types.json"
+DISK_DATA = Path(__file__).resolve().parents[1] / "data" / "disk-types.json"
 IO_UNIT_BYTES = 256 * 1024  # Azure SSDs count a larger I/O as several of this size
 
 

@@ -1,6 +1,6 @@
 """The limits of a profile's Azure target: the machine and target models turned into the limit tables' terms.
 
-The profile says ``luns: [0, 1, 2]`` or ``dir: /``; the tables (machine.py) speak of data disks by LUN,
+The profile says ``luns: [0, 1, 2]`` or ``dir: /``; the tables (targets.py) speak of data disks by LUN,
 the OS disk, the temp disk and NVMe devices. LUNs are numbered in the order the disks are declared, as
 the VM body numbers them. A directory is only attributed where Azure puts it for certain: ``/`` (and a
 scratch folder) on the OS disk, ``/mnt`` on the temp disk; any other directory has no limits rather than
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 
-from ...attribution.limit import Limit
-from ...profile.targets import TargetModel
-from .machine import DiskSpec, MachineSpec, TargetSpec, target_limits
-from .schema import Machine
+from ....attribution.limit import Limit
+from ....profile.targets import TargetModel
+from ..schema import Machine
+from .targets import DiskSpec, MachineSpec, TargetSpec, target_limits
 
 SCALE_ENV = "DISKBENCH_LIMITS_SCALE"
 OS_DISK_DEFAULT_GIB = 30  # the marketplace Linux images' OS disk when the profile gives no size

@@ -6,7 +6,7 @@ import pytest
 
 from diskbench.profile import load_profile
 from diskbench.profile.targets import parse_target
-from diskbench.providers.azure.bounds import SCALE_ENV, limits_for, machine_spec, target_spec
+from diskbench.providers.azure.limits.bounds import SCALE_ENV, limits_for, machine_spec, target_spec
 from diskbench.providers.azure.schema import Machine
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from diskbench.attribution.limit import Limit
 from diskbench.errors import DiskbenchError
-from diskbench.providers.azure.limits import (
+from diskbench.providers.azure.limits.disks import (
     LimitsError,
     burst_seconds,
     disk_limits,
@@ -17,7 +17,7 @@ from diskbench.providers.azure.limits import (
     tier_for,
     vm_limits,
 )
-from diskbench.providers.azure.machine import DiskSpec, MachineSpec, TargetSpec, target_limits
+from diskbench.providers.azure.limits.targets import DiskSpec, MachineSpec, TargetSpec, target_limits
 from diskbench.providers.azure.sizes import lookup
 
 # includes/disk-storage-premium-ssd-sizes.md, ms.date 03/16/2023: tier, GiB, IOPS, MB/s

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-SIZE_DATA = Path(__file__).resolve().parent / "data" / "sizes.json"
+SIZE_DATA = Path(__file__).resolve().parents[1] / "data" / "sizes.json"
 
 
 @dataclass(frozen=True)
