@@ -53,6 +53,16 @@ def test_snapshot_figures_read_from_the_api_items() -> None:
     assert we["premium_v2_hour"] == {"gib_hour": 0.00013, "iops_hour": 8e-06, "mbps_hour": 6.5e-05}
 
 
+def test_eastus_figures_read_from_the_flexera_export() -> None:
+    """A few 'US East' items of flexera-public/policy_templates data/azure/azure_vm_pricing.json (commit fd17209c),
+    read there by hand; a size whose Linux item there carries the Windows price stays unpriced for Linux."""
+    eus = PRICES["regions"]["eastus"]
+    assert eus["vm_hour"]["Standard_D16ds_v4"] == 0.904 and eus["vm_hour_windows"]["Standard_D16ds_v4"] == 1.64
+    assert eus["vm_hour"]["Standard_D32as_v5"] == 1.376 and eus["vm_hour_windows"]["Standard_D32as_v5"] == 2.848
+    assert "Standard_D16as_v5" not in eus["vm_hour"] and eus["vm_hour_windows"]["Standard_D16as_v5"] == 1.424
+    assert set(eus["vm_hour_windows"]) == set(PRICES["regions"]["westeurope"]["vm_hour_windows"])  # no Arm Windows
+
+
 def test_disk_prices_follow_the_billing_rules() -> None:
     we = PRICES["regions"]["westeurope"]
     assert disk_hourly(we, "Premium_LRS", 100) == pytest.approx(21.68 / 730)  # billed as P10 (128 GiB)
@@ -134,7 +144,8 @@ def test_refresh_reads_every_page_sorts_the_meters_and_caches(prices_api: tuple[
     assert refresh("eastus", ["Standard_D32s_v5"], url=url) == {"Standard_D32s_v5": 1.5}
     assert len([s for s in seen if "Standard_D32s_v5" in s]) == 3  # all three pages of the VM query
     eastus = load_prices()["regions"]["eastus"]
-    assert eastus["vm_hour_windows"] == {"Standard_D32s_v5": 3.0}  # Windows kept apart, Spot dropped
+    # Windows kept apart, Spot dropped; the fresh figures lie over the bundled ones (3.008 and 1.536)
+    assert eastus["vm_hour_windows"]["Standard_D32s_v5"] == 3.0 and eastus["vm_hour"]["Standard_D32s_v5"] == 1.5
     assert eastus["disk_month"]["Premium_LRS"] == {"64": 10.0}  # the disk, not its mount meter
     assert load_prices()["regions"]["westeurope"]["vm_hour"]["Standard_D8ds_v4"] == 0.544  # the bundle stays
     out = diskbench("plan", "--profile", "anf-nfs-scaleout", db=tmp_path / "db.sqlite",
