@@ -62,7 +62,7 @@ BREAKS = (
           (f"{LAB_RUNS}::test_d8ds_striped_writes_stop_at_the_vm_cap",
            f"{PREPARE_GUEST}::test_nvme_raid0_is_built_measured_and_taken_apart")),
     Break("vm-cap-forgotten", "attribution leaves out the VM's uncached limit",
-          "src/diskbench/providers/azure/machine.py",
+          "src/diskbench/providers/azure/limits/targets.py",
           r'out = _pair\("vm_uncached", iops, mbps, f"\{vm\.size\} uncached", source\)',
           "out = []",
           (f"{LAB_RUNS}::test_d8ds_striped_writes_stop_at_the_vm_cap",)),

@@ -15,6 +15,7 @@ Readiness is "sshd started" on the serial log, which lab-init writes after sshd 
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import json
 import secrets
@@ -29,7 +30,7 @@ from pathlib import Path
 import paramiko
 
 from .image import GuestImage
-from .qemu import Boot, Command, command
+from .qemu import Boot, Command, Remote, command
 from .spec import GuestSpec, Throttle
 
 READY = "sshd started"
@@ -100,6 +101,151 @@ class Segment:
         return f"stream,server={server},addr.type=unix,addr.path={self.path}"
 
 
+class DelayLink:
+    """A relay between QEMU's NBD client and qemu-nbd (unix sockets) that holds every byte QEMU sends for
+    ``latency_s`` before passing it on: each request reaches the disk's server that much later, in order,
+    however many are in flight (a constant delay, as a network link adds it; the replies come straight
+    back). Holds nothing until ``arm()`` when built with ``armed=False``: a guest whose caps wait for its
+    boot (``caps_after_boot``) boots at full speed and gets its latency with its caps."""
+
+    def __init__(self, listen: Path, upstream: Path, latency_s: float, armed: bool = True) -> None:
+        self.listen, self.upstream, self.latency_s = listen, upstream, latency_s
+        self.delay = latency_s if armed else 0.0
+        self.requests = 0  # chunks QEMU sent (a request may come in more than one)
+        self._sockets: list[socket.socket] = []
+        listen.unlink(missing_ok=True)
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(listen))
+        self._server.listen(4)
+        threading.Thread(target=self._accept, name=f"delaylink-{listen.name}", daemon=True).start()
+
+    def arm(self) -> None:
+        self.delay = self.latency_s
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                down, _ = self._server.accept()
+            except OSError:  # closed
+                return
+            up = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                up.connect(str(self.upstream))
+            except OSError:
+                up.close()
+                down.close()
+                continue
+            self._sockets += [down, up]
+            pending: collections.deque[tuple[float, bytes]] = collections.deque()
+            ready = threading.Condition()
+            for target, args in ((self._take, (down, pending, ready)), (self._give, (up, pending, ready)),
+                                 (self._back, (up, down))):
+                threading.Thread(target=target, args=args, daemon=True).start()
+
+    def _take(self, down: socket.socket, pending: collections.deque[tuple[float, bytes]],
+              ready: threading.Condition) -> None:
+        """What QEMU sends, stamped with the moment it may go on."""
+        while True:
+            try:
+                data = down.recv(1 << 20)
+            except OSError:
+                data = b""
+            with ready:
+                pending.append((time.monotonic() + self.delay, data))
+                ready.notify()
+            if not data:
+                return
+            self.requests += 1
+
+    @staticmethod
+    def _give(up: socket.socket, pending: collections.deque[tuple[float, bytes]], ready: threading.Condition) -> None:
+        while True:
+            with ready:
+                while not pending:
+                    ready.wait()
+                due, data = pending.popleft()
+            if not data:
+                with contextlib.suppress(OSError):
+                    up.shutdown(socket.SHUT_WR)
+                return
+            wait = due - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            try:
+                up.sendall(data)
+            except OSError:
+                return
+
+    @staticmethod
+    def _back(up: socket.socket, down: socket.socket) -> None:
+        while True:
+            try:
+                data = up.recv(1 << 20)
+                if not data:
+                    down.shutdown(socket.SHUT_WR)
+                    return
+                down.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        for sock in (self._server, *self._sockets):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+        self.listen.unlink(missing_ok=True)
+
+
+@dataclass
+class RemoteDisks:
+    """The qemu-nbd servers and delay links of one guest's remote disks (``qemu.Remote``)."""
+
+    servers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    links: list[DelayLink] = field(default_factory=list)
+    sockets: list[Path] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, remotes: list[Remote], directory: Path, armed: bool, timeout: float = 15.0) -> RemoteDisks:
+        started = cls()
+        try:
+            for remote in remotes:
+                remote.server.unlink(missing_ok=True)
+                argv = (["setpriv", "--pdeathsig", "KILL"] if shutil.which("setpriv") else []) + remote.server_argv()
+                with open(directory / f"qemu-nbd-{remote.server.stem.rsplit('-', 1)[-1]}.out", "wb") as out:
+                    server = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+                started.servers.append(server)
+                started.sockets.append(remote.server)
+                deadline = time.monotonic() + timeout
+                while not remote.server.exists():
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise GuestLabError(f"qemu-nbd for {remote.image.name} did not listen at {remote.server} "
+                                            f"(exit {server.poll()})")
+                    time.sleep(0.02)
+                started.links.append(DelayLink(remote.link, remote.server, remote.latency_ms / 1000, armed))
+        except BaseException:
+            started.close()
+            raise
+        return started
+
+    def arm(self) -> None:
+        for link in self.links:
+            link.arm()
+
+    def close(self) -> None:
+        for link in self.links:
+            link.close()
+        for server in self.servers:
+            if server.poll() is None:
+                server.terminate()
+                try:
+                    server.wait(10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
+        for path in self.sockets:
+            path.unlink(missing_ok=True)
+
+
 @dataclass
 class Guest:
     """One running guest. ``run()`` executes a shell command as root over SSH (paramiko, pinned host key)."""
@@ -118,6 +264,7 @@ class Guest:
     boot_seconds: float = 0.0
     qmp_path: Path | None = None
     throttles: dict[str, Throttle] = field(default_factory=dict)  # QEMU throttle group id -> its limits
+    remote: RemoteDisks = field(default_factory=RemoteDisks)  # remote disks' servers and delay links
     _started: float = 0.0
     _client: paramiko.SSHClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -253,6 +400,7 @@ class Guest:
         handshake (a second or more under TCG) could let a client in."""
         for gid, throttle in self.throttles.items():
             self.qmp("qom-set", path=f"/objects/{gid}", property="limits", value=throttle.qmp_limits())
+        self.remote.arm()  # remote disks' latency, with the caps
 
     # --- stop ------------------------------------------------------------------------------------
     def kill(self) -> None:
@@ -260,6 +408,7 @@ class Guest:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self.remote.close()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -279,6 +428,7 @@ class Guest:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        self.remote.close()
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -358,6 +508,7 @@ class GuestLab:
         (directory / "authorized_keys").write_text(client.public_line + "\n" + (f"{login_key}\n" if login_key else ""))
         netdev = segment.netdev() if segment else None
         qmp = Path(f"/tmp/guestlab-{self.id}-{spec.name}.qmp")  # short: a unix socket path stops at 107 bytes
+        remote: RemoteDisks | None = None
         for attempt in range(3):
             boot = Boot(directory=directory, tag=f"guestlab-{self.id}-{spec.name}", kernel=self.image.kernel,
                         initrd=self.image.initrd, root_raw=self.image.root_raw,
@@ -369,9 +520,17 @@ class GuestLab:
             cmd = command(spec, boot)
             if attempt == 0:
                 _prepare_files(cmd)
+                remote = RemoteDisks.start(cmd.remotes, directory, armed=not spec.caps_after_boot)
             if netns:
                 cmd.argv[:0] = ["ip", "netns", "exec", netns[0]]
-            guest = self._popen(spec, boot, cmd, host, client)
+            try:
+                guest = self._popen(spec, boot, cmd, host, client)
+            except BaseException:
+                if remote is not None:
+                    remote.close()
+                raise
+            if remote is not None:
+                guest.remote = remote
             if netns:
                 guest.address = netns[1]
             if not _port_clash(guest):

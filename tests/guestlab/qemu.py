@@ -11,6 +11,13 @@ The block graph per data disk, bottom to top (each box one ``-blockdev`` node):
       -> throttle: the VM cached limit, shared             (GuestSpec.vm_cached)
       -> device (scsi-hd / nvme / virtio-blk)
 
+A remote disk with a service latency (``DiskSpec.latency_ms``: a managed disk's round trip to its storage,
+which host caching saves) has no raw file node at the bottom: its image is served by ``qemu-nbd`` on a
+unix socket, and QEMU's NBD client reaches it through a delay link (``guest.DelayLink``, a relay in the
+test process that holds every request for the latency before passing it on, in order, any number in
+flight), so the latency sits under the caps and under the cache overlay: a read miss pays it, a write the
+ReadWrite cache takes does not. ``Command.remotes`` lists the servers and links to start before QEMU.
+
 With ReadOnly the overlay takes the writes too (the base is never written), so the write cap above it
 stands for the write-through to the disk. PCI slots are pinned (user NIC 0x2, private NIC 0x3, virtio
 OS disk 0x4, scsi0 0x5, scsi1 0x6, Azure's remote NVMe controller 0x7, virtio data 0x8-0xf, NVMe 0x10-0x1d,
@@ -53,6 +60,22 @@ class Boot:
     defer_caps: bool = False  # throttle groups start without limits (GuestSpec.caps_after_boot)
 
 
+@dataclass(frozen=True)
+class Remote:
+    """A disk image served by qemu-nbd at ``server`` and reached by QEMU at ``link``, ``latency_ms`` later."""
+
+    image: Path
+    fmt: str  # raw or qcow2 (qemu-nbd opens the format, QEMU sees the bytes)
+    cache: str  # qemu-nbd --cache: none (O_DIRECT, as the raw nodes' cache.direct=on), unsafe (no flush)
+    server: Path
+    link: Path
+    latency_ms: float
+
+    def server_argv(self) -> list[str]:
+        return ["qemu-nbd", f"--format={self.fmt}", f"--cache={self.cache}", "--persistent",
+                f"--socket={self.server}", str(self.image)]
+
+
 @dataclass
 class Command:
     """The argv plus the files QEMU expects to exist before it starts."""
@@ -63,6 +86,8 @@ class Command:
     groups: dict[str, str] = field(default_factory=dict)  # throttle-group id -> props
     throttles: dict[str, Throttle] = field(default_factory=dict)  # throttle-group id -> its limits
     defer_caps: bool = False  # groups without limits on the command line; set over QMP after boot
+    remotes: list[Remote] = field(default_factory=list)  # qemu-nbd servers and delay links (remote disks)
+    socket_prefix: str = "/tmp/guestlab"  # short: a unix socket path stops at 107 bytes
 
     def add(self, *args: str) -> None:
         self.argv.extend(args)
@@ -73,6 +98,14 @@ class Command:
             self.throttles[gid] = throttle
             self.add("-object", f"throttle-group,id={gid}" + ("" if self.defer_caps else f",{throttle.qemu_props()}"))
         return gid
+
+    def remote_node(self, node: str, image: Path, fmt: str, cache: str, latency_ms: float) -> str:
+        """A node that reads and writes ``image`` through qemu-nbd and a delay link of ``latency_ms``."""
+        remote = Remote(image, fmt, cache, Path(f"{self.socket_prefix}-{node}.nbd"),
+                        Path(f"{self.socket_prefix}-{node}.lnk"), latency_ms)
+        self.remotes.append(remote)
+        self.add("-blockdev", f"driver=nbd,node-name={node},server.type=unix,server.path={remote.link}")
+        return node
 
     def throttle_node(self, node: str, gid: str, below: str) -> str:
         self.add("-blockdev", f"driver=throttle,node-name={node},throttle-group={gid},file={below}")
@@ -88,7 +121,10 @@ def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path, 
         raw = directory / f"{disk.name}.raw"
         cmd.raw_files.append((raw, disk.size_mib))
         top = f"{disk.name}-raw"
-        cmd.add("-blockdev", f"driver=raw,node-name={top},file.driver=file,file.filename={raw},cache.direct=on")
+        if disk.latency_ms:  # a remote disk: the same preallocated file, O_DIRECT, behind its delay link
+            cmd.remote_node(top, raw, "raw", "none", disk.latency_ms)
+        else:
+            cmd.add("-blockdev", f"driver=raw,node-name={top},file.driver=file,file.filename={raw},cache.direct=on")
     else:
         top = base
     if disk.cap is not None:
@@ -115,7 +151,10 @@ def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path, 
 def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
     os_disk = boot.directory / "os.qcow2"
     cmd.overlays.append((os_disk, boot.root_raw, "raw", None))
-    cmd.add("-blockdev", f"driver=qcow2,node-name=os,file.driver=file,file.filename={os_disk},cache.no-flush=on")
+    if spec.os_disk is not None and spec.os_disk.latency_ms:  # a remote OS disk: no flush, as below
+        cmd.remote_node("os", os_disk, "qcow2", "unsafe", spec.os_disk.latency_ms)
+    else:
+        cmd.add("-blockdev", f"driver=qcow2,node-name=os,file.driver=file,file.filename={os_disk},cache.no-flush=on")
     os_top = _disk_graph(cmd, spec, spec.os_disk, boot.directory, base="os") if spec.os_disk else "os"
     remote_nvme = spec.disk_controller == "NVMe"
     scsi = (spec.azure and not remote_nvme) or spec.temp is not None or \
@@ -180,7 +219,7 @@ def kernel_args(spec: GuestSpec) -> str:
 
 def command(spec: GuestSpec, boot: Boot) -> Command:
     """The whole QEMU invocation for ``spec`` (TCG, q35, direct kernel boot, serial log, no reboot)."""
-    cmd = Command(defer_caps=boot.defer_caps)
+    cmd = Command(defer_caps=boot.defer_caps, socket_prefix=f"/tmp/{boot.tag}")
     cmd.add("qemu-system-x86_64", "-name", boot.tag,
             "-accel", "tcg,thread=multi,tb-size=64", "-cpu", "max,-la57", "-machine", "q35",
             "-smp", str(spec.smp), "-m", str(spec.memory_mib), "-vga", "none",

@@ -21,6 +21,7 @@ Controller = Literal["SCSI", "NVMe"]
 Caching = Literal["None", "ReadOnly", "ReadWrite"]
 NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 MAX_DISK_MIB = 1024
+MAX_LATENCY_MS = 1000.0  # a remote disk's emulated latency, at the lab's scale (2 ms / 0.002 at most)
 MAX_TEMP_NVME = 4  # v6 sizes have up to four raw NVMe temp disks (converting-scsi-to-nvme-storage.md)
 
 
@@ -87,7 +88,9 @@ class DiskSpec:
     scsi disks sit on controller scsi1 (PCI 0x6) at ``lun`` (default: their order among scsi disks), with
     vendor Msft / model Virtual Disk, so the guest has /dev/disk/azure/scsi1/lunN as on Azure. nvme disks
     are NVMe controllers with ``serial`` (/dev/disk/by-id/nvme-QEMU_NVMe_Ctrl_<serial>); virtio disks are
-    virtio-blk (/dev/disk/by-id/virtio-<serial>).
+    virtio-blk (/dev/disk/by-id/virtio-<serial>). ``latency_ms`` makes it remote: every I/O that reaches its
+    image (below its caps and its cache) waits that long, a managed disk's round trip to its storage (qemu.py;
+    armed with the caps when they wait for the boot).
     """
 
     name: str
@@ -98,10 +101,13 @@ class DiskSpec:
     cap: Throttle | None = None
     shared: tuple[str, ...] = ()
     caching: Caching = "None"
+    latency_ms: float = 0.0  # a remote disk's per-I/O service latency (qemu.py: the base behind a delay link)
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
             raise ValueError(f"DiskSpec name {self.name!r}: 1-12 lowercase letters/digits, starting with a letter")
+        if not 0 <= self.latency_ms <= MAX_LATENCY_MS:
+            raise ValueError(f"DiskSpec {self.name}: latency_ms must be 0..{MAX_LATENCY_MS}")
         if not 1 <= self.size_mib <= MAX_DISK_MIB:
             raise ValueError(f"DiskSpec {self.name}: size_mib must be 1..{MAX_DISK_MIB} (lab disks stay small)")
         if self.caching != "None" and self.bus not in ("scsi", "virtio"):

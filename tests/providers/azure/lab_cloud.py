@@ -13,6 +13,11 @@ diskbench with ``DISKBENCH_LIMITS_SCALE`` at the same value so attribution sets 
 against the caps the guest enforces. The caps are set once sshd runs (``caps_after_boot``): a
 guest whose P4 OS disk is emulated at a few IOPS still boots in seconds, with its burst bucket full.
 
+With ``remote_latency`` a managed disk of a type whose latency Azure publishes (``REMOTE_LATENCY_MS``) is
+remote as on Azure: every I/O that reaches it (an uncached disk's, a cached disk's read miss) pays that
+latency divided by the scale (guestlab/qemu.py: qemu-nbd behind a delay link), so a QD1 result shows what
+the host cache saves; the temp disk, local NVMe, the ephemeral OS disk and the cache itself answer at once.
+
 The guest answers SSH at its public address on port 22 (QEMU in a lab network namespace), with
 the host key diskbench handed over in the VM's cloud-init and the run's login key authorized for
 azureuser, exactly as on Azure.
@@ -36,6 +41,12 @@ from .lab_limits import disk_tier, vm_size
 DISK_MIB = 384  # every lab disk: mkfs.xfs needs 300 MiB, fio a few files of 16 MiB
 MAX_NVME = 4
 BURST_SECONDS = 4  # Azure's 30-minute credit bucket, compressed: the lab's bucket holds 4 s at the burst rate
+# A managed disk's per-I/O service latency, the round trip to its storage cluster, by storage type (ms).
+# Premium SSD: "designed to provide low single-digit millisecond latencies" (Azure, disks-types.md and
+# linux/tutorial-manage-disks.md); the seeds measured it: an uncached P4 at QD1 p1 2,245 / p50 2,474 us
+# (seed 000, 8k random writes), a P30 ~1.6 ms at QD1 (seed 003). The lab takes 2 ms. Other types: none
+# published as a figure to emulate (Standard HDD: "write latencies under 10 ms" is a bound), so none.
+REMOTE_LATENCY_MS = {"Premium_LRS": 2.0}
 
 
 def scaled(scale: float, iops: float | None, mbps: float | None = None, burst_iops: float | None = None,
@@ -56,8 +67,18 @@ def disk_cap(scale: float, storage_type: str, size_gb: int) -> Throttle | None:
     return scaled(scale, tier.iops, tier.mbps, tier.burst_iops, tier.burst_mbps)
 
 
-def guest_spec(name: str, body: dict[str, Any], scale: float) -> GuestSpec:
-    """The lab guest that stands for the VM ``body`` (an ARM virtualMachines PUT), its caps at ``scale``."""
+def remote_latency_ms(storage_type: str, scale: float) -> float:
+    """The lab's per-I/O latency of a managed disk of ``storage_type`` at ``scale``: Azure's figure over the
+    scale (a lab I/O stands for 1/scale of Azure's, so its round trip takes 1/scale as long), 0 if none."""
+    return REMOTE_LATENCY_MS.get(storage_type, 0.0) / scale
+
+
+def guest_spec(name: str, body: dict[str, Any], scale: float, *, remote_latency: bool = False) -> GuestSpec:
+    """The lab guest that stands for the VM ``body`` (an ARM virtualMachines PUT), its caps at ``scale``;
+    with ``remote_latency`` its managed disks get their storage's latency (``REMOTE_LATENCY_MS``)."""
+    def latency(storage_type: str) -> float:
+        return remote_latency_ms(storage_type, scale) if remote_latency else 0.0
+
     props = body["properties"]
     vm = vm_size(props["hardwareProfile"]["vmSize"])
     groups: dict[str, Throttle] = {}
@@ -71,9 +92,10 @@ def guest_spec(name: str, body: dict[str, Any], scale: float) -> GuestSpec:
         os_disk = DiskSpec("osdisk", shared=("cached",) if cached else ())
     else:
         caching = os_body.get("caching", "ReadWrite")
-        os_disk = DiskSpec("osdisk", cap=disk_cap(scale, os_body["managedDisk"]["storageAccountType"],
-                                                  os_body.get("diskSizeGB", 30)),
-                           caching=caching, shared=("vm",) if caching == "None" and uncached else ())
+        os_type = os_body["managedDisk"]["storageAccountType"]
+        os_disk = DiskSpec("osdisk", cap=disk_cap(scale, os_type, os_body.get("diskSizeGB", 30)),
+                           caching=caching, shared=("vm",) if caching == "None" and uncached else (),
+                           latency_ms=latency(os_type))
     if cached:
         groups["cached"] = cached
     data = []
@@ -81,7 +103,8 @@ def guest_spec(name: str, body: dict[str, Any], scale: float) -> GuestSpec:
         caching = disk.get("caching", "None")
         data.append(DiskSpec(f"data{disk['lun']}", size_mib=DISK_MIB, lun=disk["lun"], caching=caching,
                              cap=disk_cap(scale, disk["managedDisk"]["storageAccountType"], disk["diskSizeGB"]),
-                             shared=("vm",) if caching == "None" and uncached else ()))
+                             shared=("vm",) if caching == "None" and uncached else (),
+                             latency_ms=latency(disk["managedDisk"]["storageAccountType"])))
     temp = None
     if vm.temp_gib > 0 and not vm.temp_nvme:
         temp = DiskSpec("temp", size_mib=DISK_MIB, serial="temp-disk", shared=("cached",) if cached else ())
@@ -102,6 +125,7 @@ class LabCloud:
     guests: GuestLab
     lab: Lab
     scale: float
+    remote_latency: bool = False  # managed disks pay their storage's latency (guest_spec), set before VMs boot
     booted: dict[str, Guest] = field(default_factory=dict)
     specs: dict[str, GuestSpec] = field(default_factory=dict)
     bodies: dict[str, dict[str, Any]] = field(default_factory=dict)  # each VM's request body, as ARM got it
@@ -136,7 +160,7 @@ class LabCloud:
     def _boot(self, vm: dict[str, Any], address: str) -> None:
         try:
             name = vm["name"].replace("-", "")[:12].lower()
-            spec = guest_spec(name, vm, self.scale)
+            spec = guest_spec(name, vm, self.scale, remote_latency=self.remote_latency)
             init = yaml.safe_load(base64.b64decode(vm["properties"]["osProfile"]["customData"]))
             login = vm["properties"]["osProfile"]["linuxConfiguration"]["ssh"]["publicKeys"][0]["keyData"]
             ns = next(h for h in self.lab.hosts if h.address == address)
