@@ -30,6 +30,7 @@ class Request:
     path: str
     query: dict[str, list[str]]
     body: Any
+    at: float = field(default_factory=time.time)  # when it arrived (seconds since the epoch)
 
 
 @dataclass
@@ -97,7 +98,7 @@ class FakeArm:
 
             do_GET = do_PUT = do_DELETE = do_POST = do_PATCH = _handle  # noqa: N815
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server = _Server(("127.0.0.1", self.port), Handler)
         self.port = self.server.server_address[1]
         if self.tls:
             import ssl
@@ -334,6 +335,14 @@ class FakeArm:
         items = [g for g in self.groups.values()
                  if not name or (name in g["tags"] and (value is None or g["tags"][name] == value))]
         return self._page(req, items)
+
+
+class _Server(ThreadingHTTPServer):
+    """Azure's front door accepts every connection at once; socketserver's default listen backlog of 5
+    drops the SYNs of a sixth connection arriving together (eight VMs polling in step, one connection
+    per request), which the client sends again only a second later."""
+
+    request_queue_size = 128
 
 
 def _filter_value(req: Request, key: str) -> str | None:

@@ -66,3 +66,131 @@ def test_machines_keeps_only_the_named_machines() -> None:
         ("e8ds-v4-temp", "sync"), ("e8ds-v4-temp", "async"), ("l8s-v2-nvme", "sync"), ("l8s-v2-nvme", "async-nvme")]
     with pytest.raises(ProfileError, match="has no machine or host 'nope'"):
         build_plan(load_profile("e8-family"), machines=["nope"])
+
+
+# -- a shared volume, its client group, and a machine that mounts it itself ------------------------------
+
+SHARED = """\
+name: s
+defaults: {rw: randread, runtime: 10s, ramp_time: 0, size: 1G}
+workloads:
+  - {name: group-mix, rw: randrw, rwmixread: [100, 0]}
+  - {name: one, iodepth: [1, 16], targets: [with, without]}
+hosts:
+  - {name: c1, address: 192.0.2.11}
+  - {name: c2, address: 192.0.2.12}
+  - name: single
+    address: 192.0.2.13
+    targets:
+      with: {nfs: shared, options: "rw,nconnect=8,hard,vers=3,tcp"}
+      without: {nfs: shared, options: "rw,hard,vers=3,tcp"}
+    workloads: [one]
+shared:
+  target: {nfs: "192.0.2.2:/export"}
+  clients: [c1, c2]
+"""
+
+
+def test_a_machine_outside_the_group_mounts_the_shared_volume_itself_after_the_group() -> None:
+    plan = _plan(SHARED)
+    assert [(u.machine, u.target_label, u.workload.name) for u in plan.units] == [
+        ("clients", "nfs:192.0.2.2:/export", "group-mix-rwmixread100"),
+        ("clients", "nfs:192.0.2.2:/export", "group-mix-rwmixread0"),  # "one" names targets: not the group's
+        ("single", "with", "one-iodepth1"), ("single", "with", "one-iodepth16"),
+        ("single", "without", "one-iodepth1"), ("single", "without", "one-iodepth16")]  # one mount, then the other
+    assert all(u.on_shared for u in plan.units)
+    assert plan.shared_turns() == ["clients", "single"]
+    group = sum(u.expected_s for u in plan.units if u.machine == "clients")
+    own = sum(u.expected_s for u in plan.units if u.machine == "single")
+    assert plan.wait_s("single") == group and plan.wait_s("clients") == 0 == plan.wait_s("c1")
+    assert plan.expected_s == pytest.approx(group + own)  # one part measures the volume at a time
+
+
+def test_a_machine_outside_the_group_that_does_not_mount_it_runs_beside_the_group() -> None:
+    text = SHARED.replace("with: {nfs: shared, options: \"rw,nconnect=8,hard,vers=3,tcp\"}", "with: temp") \
+        .replace("without: {nfs: shared, options: \"rw,hard,vers=3,tcp\"}", "without: {dir: /data}")
+    plan = _plan(text)
+    assert [u.machine for u in plan.units].count("single") == 4  # its units are kept, as its own
+    assert plan.shared_turns() == ["clients"] and plan.wait_s("single") == 0
+    per = {m: sum(u.expected_s for u in plan.units if u.machine == m) for m in ("clients", "single")}
+    assert plan.expected_s == max(per.values())
+
+
+@pytest.mark.parametrize("change, message", [
+    (("  clients: [c1, c2]\n", ""), r"single mounts the shared volume itself \(nfs: shared\) but is a client of "
+                                    r"the group \(shared.clients: default all\)"),
+    (("clients: [c1, c2]", "clients: [c1, c2, single]"), r"single mounts the shared volume itself \(nfs: shared\) "
+                                                         r"but is listed in shared.clients"),
+    (('target: {nfs: "192.0.2.2:/export"}', "target: {nfs: shared}"), r"shared.target: nfs: shared names this very "
+                                                                       r"target"),
+    (("shared:\n  target: {nfs: \"192.0.2.2:/export\"}\n  clients: [c1, c2]\n", ""),
+     r"single: a target nfs: shared mounts the run's shared volume, but the profile has no shared: block"),
+])
+def test_what_a_shared_mount_cannot_be_is_refused(change: tuple[str, str], message: str) -> None:
+    assert change[0] in SHARED
+    with pytest.raises(ProfileError, match=message):
+        _plan(SHARED.replace(*change))
+
+
+@pytest.mark.parametrize("target, message", [
+    ("{dir: /data, warmup: 1m}", r"flush_cache empties the cache that d's warmup fills"),
+    ("{device: /dev/nvme0n1, raw: true}", r"flush_cache: 1G lays out a data set beside the job's files, and d is a "
+                                          r"raw device"),
+])
+def test_flush_cache_is_refused_where_it_cannot_flush(target: str, message: str) -> None:
+    text = (f"name: f\nhosts:\n  - {{name: h1, address: 192.0.2.1, targets: {{d: {target}}}}}\n"
+            "workloads:\n  - {name: r, rw: randread, flush_cache: 1G}\n")
+    with pytest.raises(ProfileError, match=message):
+        _plan(text)
+    if "raw" in target:  # dropping the page cache needs no folder
+        assert _plan(text.replace("flush_cache: 1G", "flush_cache: true")).units
+    windows = ("name: f\nhosts:\n  - {name: w1, address: 192.0.2.1, platform: windows}\n"
+               "workloads:\n  - {name: r, rw: randread, flush_cache: true}\n")
+    with pytest.raises(ProfileError, match=r"flush_cache is not a step the windows platform has \(w1\)"):
+        _plan(windows)
+
+
+def test_flush_cache_is_counted_and_shown_where_it_runs() -> None:
+    """Reading the separate set before every job it flushes, and laying it out once, on each machine."""
+    from diskbench.plan import layout_seconds
+    from diskbench.planning import report
+    from diskbench.reports.plan_view import plan_json, plan_table
+
+    text = ("name: f\nhosts:\n  - {name: h1, address: 192.0.2.1}\n  - {name: h2, address: 192.0.2.2}\n"
+            "defaults: {rw: read, runtime: 10s}\nrepeats: 2\n"
+            "workloads:\n  - {name: a, flush_cache: 2G, bs: [4k, 64k]}\n  - {name: b}\n")
+    plan = _plan(text)
+    plain = _plan(text.replace("flush_cache: 2G, ", ""))
+    extra = [round(u.expected_s - p.expected_s) for u, p in zip(plan.units, plain.units, strict=True)]
+    read = round(layout_seconds(2 << 30))
+    first, again = [2 * read, read, 0], [read, read, 0]  # a-bs4k (laid out first, then read), a-bs64k, b
+    assert extra == first + first + again + again  # h1, h2; then the repeat on each
+    shown = plan_table(report(plan)).render(120)
+    assert "10s +flush" in shown and shown.count("+flush") == 8
+    assert [u["flush_cache"] for u in plan_json(report(plan))["units"]][:3] == ["2G", "2G", None]
+
+
+def test_the_anf_profile_plans_its_series_then_the_nconnect_comparison() -> None:
+    """Seed 002 in one run: the six clients' series on the group, then nconnect-client (a D32s_v4 outside
+    the group) on its two mounts of the same volume, I/O depth swept, the 256 KiB steps flushed first."""
+    plan = build_plan(load_profile("anf-nfs-scaleout"))
+    group = [u for u in plan.units if u.machines]
+    single = [u for u in plan.units if u.machine == "nconnect-client"]
+    assert len(group) == 42 and len(single) == 32 and len(plan.units) == 74
+    assert plan.units[:42] == group  # the group's first: the single client takes the volume after it
+    assert plan.shared_turns() == ["clients", "nconnect-client"]
+    assert plan.wait_s("nconnect-client") == pytest.approx(sum(u.expected_s for u in group))
+    assert getattr(single[0].entry, "size", None) == "Standard_D32s_v4"
+    by_mount: dict[str, list[tuple[str, int | None]]] = {}
+    for u in single:
+        by_mount.setdefault(u.target_name, []).append((u.workload.rw or "", u.workload.iodepth))
+    sweep = [(rw, d) for rw in ("randread", "randwrite", "read", "write") for d in (1, 4, 16, 64)]
+    assert by_mount == {"nconnect8": sweep, "no-nconnect": sweep}
+    options = {u.target_name: getattr(u.target, "options", "") for u in single}
+    assert "nconnect=8" in options["nconnect8"] and "nconnect" not in options["no-nconnect"]
+    assert all(getattr(u.target, "nfs", "") == "shared" for u in single)  # the run's volume, made once
+    assert [u.workload.name for u in plan.units if u.workload.flush_cache] == [
+        f"seq-256k-rwmixread{m}" for m in (100, 75, 50, 25, 0)]
+    alone = build_plan(load_profile("anf-nfs-scaleout"), machines=["nconnect-client"])  # the comparison alone
+    assert len(alone.units) == 32 and alone.shared_turns() == ["nconnect-client"]
+    assert alone.wait_s("nconnect-client") == 0

@@ -298,26 +298,33 @@ def seed002_series() -> dict[Series, int | None]:
     return out
 
 
+def group_units() -> list[Unit]:
+    """The six-client series: the units on the client group."""
+    return [u for u in build_plan(load_profile("anf-nfs-scaleout")).units if u.machines]
+
+
 def test_anf_profile_mounts_and_sizes_as_the_article() -> None:
     article = seed002()
     (mount,) = article["mounts"]  # type: ignore[misc]
     assert mount == "rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg"
-    units = build_plan(load_profile("anf-nfs-scaleout")).units
+    units = group_units()
     options = {j.target.options for j in units if j.target is not None and hasattr(j.target, "options")}
     assert len(options) == 1
     ours = set(options.pop().split(","))
     # bg: retry a failed mount in the background at boot; a benchmark mounts once and wants the error
     assert set(mount.split(",")) - ours == {"bg"} and ours - set(mount.split(",")) == set()
     count, size = article["clients"]  # type: ignore[misc]
-    machines = load_profile("anf-nfs-scaleout").profile.machines
-    assert len(machines) == int(count) and {getattr(m, "size", None) for m in machines} == {f"Standard_{size}"}
-    shared = load_profile("anf-nfs-scaleout").profile.shared
-    assert article["nfsv3"] and article["ultra"] and shared is not None and shared.anf is not None
+    loaded = load_profile("anf-nfs-scaleout").profile
+    shared = loaded.shared
+    assert shared is not None and shared.clients is not None
+    clients = [m for m in loaded.machines if m.name in shared.clients]
+    assert len(clients) == int(count) and {getattr(m, "size", None) for m in clients} == {f"Standard_{size}"}
+    assert article["nfsv3"] and article["ultra"] and shared.anf is not None
     assert (shared.anf.protocol, shared.anf.service_level) == ("NFSv3", "Ultra")
     # "a single 100-TiB regular volume ... manual QoS", in both the high-IOPS and high-throughput setups
     assert article["tib"] == ["100"] and article["manual_qos"] == 2
     assert (shared.anf.size_gib, shared.anf.qos_type) == (100 * 1024, "Manual")
-    assert all(j.machines == [m.name for m in machines] for j in units)  # every job on all six at once
+    assert all(j.machines == [m.name for m in clients] for j in units)  # every job on all six at once
 
 
 def test_anf_profile_renders_the_articles_jobs() -> None:
@@ -338,12 +345,111 @@ def test_anf_profile_renders_the_articles_jobs() -> None:
         expected[("randrw" if random else "rw", str(kib * 1024), "1" if cached else "0")] = \
             set(map(str, range(100, -1, -step)))
     got: dict[tuple[str, str, str], set[str]] = {}
-    for unit in build_plan(load_profile("anf-nfs-scaleout")).units:
+    for unit in group_units():
         (options,) = fio_jobs(render_fio(unit, [Place(unit.workload, unit.target_label, "/mnt/anf")]))
         opts = dict(options)
         got.setdefault((opts["rw"], opts["bs"], opts["randrepeat"]), set()).add(opts["rwmixread"])
         assert set(opts) - {"rw", "bs", "rwmixread", "randrepeat"} <= SEED002_CHOSEN, sorted(opts)
     assert got == expected
+
+
+def seed002_flush() -> dict[str, tuple[str, ...]]:
+    """The article's cache flush: each result section (結果) that says its iterations were "offset by
+    reading a completely separate large data set that is not part of the benchmark, to clear any caching
+    of the benchmark's data set" (讀取完全獨立的大型數據集 ... 清除 ... 快取), by its heading."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for section in re.split(r"\n結果:", _seed("002"))[1:]:
+        head, _, body = section.partition("\n")
+        body = body.split("\n平行網路連線")[0]  # the section ends where the nconnect block starts
+        found[head] = re.findall(r"每個測試反覆專案都是藉由(讀取完全獨立的大型數據集)而非基準檢驗的一部分來抵消,"
+                                 r"以便(清除)基準檢驗數據集可能發生的任何(快取)", body)
+    return {head: hits[0] for head, hits in found.items() if hits}
+
+
+def test_anf_profile_flushes_before_each_256k_step_as_the_article() -> None:
+    """"Results: 256 KiB sequential I/O without caching": "each test iteration is offset by reading a
+    completely separate large data set that is not part of the benchmark, to clear any caching of the
+    benchmark data set" (結果:256 KiB 循序 I/O 而不快取). So every step of the 256 KiB series, and no other
+    unit, flushes first, on every client, with a separate data set at least as large as the benchmark's
+    own (6 x 8 jobs x 20 GiB). (tests/test_plan.py: how the plan shows and counts it.)"""
+    assert seed002_flush() == {"256 KiB 循序 I/O 而不快取": ("讀取完全獨立的大型數據集", "清除", "快取")}
+    plan = build_plan(load_profile("anf-nfs-scaleout"))
+    flushed = [u for u in plan.units if u.workload.flush_cache]
+    assert [u.workload.name for u in flushed] == [f"seq-256k-rwmixread{m}" for m in (100, 75, 50, 25, 0)]
+    assert all(len(u.machines) == 6 and u.workload.bs == "256k" and u.workload.rw == "rw" for u in flushed)
+    w = flushed[0].workload
+    benchmark = parse_size(w.size or "0") * (w.numjobs or 1) * 6
+    assert w.flush_bytes * 6 >= benchmark and w.flush_bytes == parse_size("160g")
+
+
+# The nconnect comparison: what the article does not say, and the profile chooses (its header says why)
+NCONNECT_CHOSEN = {"iodepth", "numjobs", "size", "runtime", "ramp_time", "time_based", "direct", "ioengine",
+                   "directory"}
+
+
+def seed002_nconnect() -> dict[str, object]:
+    """The article's single-client nconnect test, read from its text: its setup block (平行網路連線
+    (nconnect) 基準檢驗設定), its 4 KiB section and chart captions, its 64 KiB side-by-side comparison."""
+    text = _seed("002")
+    setup = text[text.index("平行網路連線 (nconnect) 基準檢驗設定"):text.index("相應增加基準檢驗")]
+    four = text[text.index("結果:4 KiB,隨機,不含 nconnect"):text.index("高輸送量基準檢驗")]
+    sixty_four = text[text.index("並存比較(含和不含 nconnect"):text.index("其他相關資訊")]
+    return {
+        "vm": re.findall(r"單一(D\d+s_v\d)虛擬機", setup),  # "a single D32s_v4 virtual machine"
+        "with_and_without": "NFSv3 與 不含 nconnect" in setup,  # "NFSv3 with and without nconnect"
+        "mount": re.findall(r"掛接選項:(\S+)", setup),
+        "sizes": re.findall(r"(\d+)-KiB 和 (\d+)-KiB wsize/rsize", setup),  # the I/O sizes, 4 and 64 KiB
+        # "the workload mix uses a different I/O depth each time", said of both (4 KiB and 64 KiB)
+        "depths": text.count("產生的工作負載混合每次都會使用不同的 I/O 深度"),
+        # "these tests are also run with randrepeat=0 to avoid caching on purpose" / "only run with caching excluded"
+        "uncached": ("這些測試也會搭配 執行 randrepeat=0 ,以刻意避免快取" in text
+                     and "這些測試只會在排除快取時執行" in text),
+        "4k": ("4 KiB 隨機工作負載" in text, "4-KiB 讀取效能的圖表" in four, "4-KiB 寫入效能的圖表" in four),
+        "64k": "64 KiB 循序讀取和寫入的並存比較" in sixty_four,  # "64 KiB sequential reads and writes"
+        "64k_random_once": "64-KiB 隨機工作負載" in text,  # its text once says random: the chart wins
+    }
+
+
+def test_anf_profile_runs_the_nconnect_comparison_on_one_d32s_v4() -> None:
+    """"Parallel network connections (nconnect) benchmark setup": one D32s_v4 (單一D32s_v4虛擬機), "NFSv3 with
+    and without nconnect", the mount rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg; "Results:
+    4 KiB, random, without nconnect, caching excluded" (reads and writes, its two charts) and "Side-by-side
+    comparison (with and without nconnect)" of "64 KiB sequential reads and writes", each with "a different
+    I/O depth each time" and randrepeat=0. So: one more machine, outside the client group, that mounts the
+    run's volume itself twice (nfs: shared), with the article's options and with the same but nconnect=8,
+    and runs the same four workloads on each, I/O depth swept; nothing the article does not name is added
+    but the values the profile chooses (``NCONNECT_CHOSEN``)."""
+    article = seed002_nconnect()
+    assert article["vm"] == ["D32s_v4"] and article["with_and_without"] and article["uncached"]
+    assert article["mount"] == ["rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg"]
+    assert article["sizes"] == [("4", "64")] and article["depths"] == 2
+    assert article["4k"] == (True, True, True) and article["64k"] and article["64k_random_once"]
+    loaded = load_profile("anf-nfs-scaleout").profile
+    assert loaded.shared is not None and loaded.shared.clients is not None
+    (machine,) = [m for m in loaded.machines if m.name not in loaded.shared.clients]
+    assert getattr(machine, "size", None) == f"Standard_{article['vm'][0]}"  # type: ignore[index]
+    targets = machine.named_targets()
+    mounts = {name: (getattr(t, "nfs", None), set(getattr(t, "options", "").split(","))) for name, t in targets.items()}
+    (article_mount,) = article["mount"]  # type: ignore[misc]
+    with_nconnect = set(article_mount.split(",")) - {"bg"}  # bg: a boot-time retry, as for the six clients
+    assert mounts == {"nconnect8": ("shared", with_nconnect), "no-nconnect": ("shared", with_nconnect - {"nconnect=8"})}
+
+    plan = build_plan(load_profile("anf-nfs-scaleout"))
+    units = [u for u in plan.units if u.machine == machine.name]
+    assert all(u.on_shared and not u.machines for u in units)
+    assert plan.shared_turns() == ["clients", machine.name]  # after the six clients, never beside them
+    assert [u.target_name for u in units] == ["nconnect8"] * 16 + ["no-nconnect"] * 16  # one mount, then the other
+    got: dict[str, dict[tuple[str, str], set[str]]] = {}
+    for unit in units:
+        (options,) = fio_jobs(render_fio(unit, [Place(unit.workload, unit.target_label, "/mnt/anf")]))
+        opts = dict(options)
+        assert set(opts) - {"rw", "bs", "randrepeat"} <= NCONNECT_CHOSEN, sorted(opts)
+        assert opts["randrepeat"] == "0"  # caching excluded
+        got.setdefault(unit.target_name, {}).setdefault((opts["rw"], opts["bs"]), set()).add(opts["iodepth"])
+    depths = {"1", "4", "16", "64"}  # the article names none: diskbench's, a different one each time
+    expected = {("randread", "4096"): depths, ("randwrite", "4096"): depths,
+                ("read", str(64 * 1024)): depths, ("write", str(64 * 1024)): depths}
+    assert got == {"nconnect8": expected, "no-nconnect": expected}
 
 
 # -- premium-cache and premium-cache-windows: seed 003 ---------------------------------------------

@@ -12,8 +12,8 @@ from typing import Any
 
 from . import registry
 from .errors import ProfileError
-from .plan import LOCAL, STATIC, Job, Plan, Unit, expected_seconds
-from .plan_group import group_units
+from .plan import LOCAL, STATIC, Job, Plan, Unit, expected_seconds, layout_seconds
+from .plan_group import check_shared_mounts, group_units
 from .profile.machines import Host, MachineBase
 from .profile.schema import LoadedProfile
 from .profile.targets import TargetModel
@@ -48,6 +48,38 @@ def _engine_of(job: Unit, allow_exec: bool = False) -> str:
         text = "; ".join(", ".join(k for _, k, w in problems if w == why) + f": {why}" for why in whys)
         raise ProfileError(f"workload {problems[0][0]!r} cannot run with {name}: {text}")
     return name
+
+
+def _check_flush(units: list[Unit]) -> None:
+    """``flush_cache``: the platform's step, where the platform has one, on a target it can flush."""
+    for unit in units:
+        w = unit.workload
+        if not w.flush_cache:
+            continue
+        platform = registry.platforms.get(unit.platform)
+        if not platform.flushes_caches:
+            raise ProfileError(f"workload {w.name!r}: flush_cache is not a step the {unit.platform} platform has "
+                               f"({unit.machine})", hint="drop flush_cache for this machine's workloads")
+        for part in unit.jobs:
+            if part.target.warmup:
+                raise ProfileError(f"workload {w.name!r}: flush_cache empties the cache that {part.target_label}'s "
+                                   "warmup fills; drop one of them")
+            if w.flush_bytes and getattr(part.target, "raw", None):
+                raise ProfileError(f"workload {w.name!r}: flush_cache: {w.flush_cache} lays out a data set beside "
+                                   f"the job's files, and {part.target_label} is a raw device",
+                                   hint="flush_cache: true drops the page cache only")
+
+
+def _flush_layouts(units: list[Unit]) -> None:
+    """The separate data set ``flush_cache`` reads is laid out once per run on each machine and target:
+    counted on the first unit that reads it."""
+    laid_out: set[tuple[str, str]] = set()
+    for unit in units:
+        size = unit.workload.flush_bytes
+        for label in dict.fromkeys(part.target_label for part in unit.jobs) if size else ():
+            if (unit.machine, label) not in laid_out:
+                laid_out.add((unit.machine, label))
+                unit.expected_s += layout_seconds(size)
 
 
 def _retarget(target: TargetModel, target_dir: str | None) -> TargetModel:
@@ -138,6 +170,7 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
         target = _retarget(profile.target, target_dir)
         for name in resolved:
             add(name, LOCAL, LOCAL, {"": target}, "")
+    check_shared_mounts(profile, once)
     if profile.shared is not None:
         once = group_units(profile, once)
     engines: dict[str, str] = {}
@@ -146,8 +179,10 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
         if key not in engines:
             engines[key] = _engine_of(job, allow_exec)
         job.engine = engines[key]
+    _check_flush(once)
     n = repeats or profile.repeats
     for rep in range(1, n + 1):
         for job in once:
             plan.units.append(replace(job, seq=len(plan.units), repeat=rep, repeats=n))
+    _flush_layouts(plan.units)
     return plan

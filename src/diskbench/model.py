@@ -106,6 +106,9 @@ class GroupResult:
     notes: list[str] = field(default_factory=list)
     declared: dict[str, Any] = field(default_factory=dict)  # the configuration an engine's output echoes
     cpu_pct: float | None = None  # the engine's usr + sys CPU, mean per job (% of one core)
+    # how an adaptive stop (a workload's stop:) ended the run: reason (confident, max reached, not
+    # steady), seconds, reached (the widest relative half-width), confidence; None: it ran its runtime
+    stop: dict[str, Any] | None = None
 
     def direction(self, name: str) -> DirectionResult | None:
         return next((d for d in self.directions if d.direction == name), None)

@@ -17,7 +17,7 @@ from typing import Any
 
 from .profile.machines import Host, MachineBase
 from .profile.schema import LoadedProfile
-from .profile.targets import TargetModel
+from .profile.targets import NfsTarget, TargetModel
 from .profile.workload import Workload
 from .units import parse_duration, parse_size
 
@@ -76,6 +76,12 @@ class Unit:
         return self.sections or [Job(self.workload, self.target_name, self.target)]
 
     @property
+    def on_shared(self) -> bool:
+        """Whether the unit measures the run's shared volume: a client group's unit, or a machine's on a
+        target ``nfs: shared``."""
+        return bool(self.machines) or any(isinstance(j.target, NfsTarget) and j.target.on_shared for j in self.jobs)
+
+    @property
     def base_key(self) -> str:
         """The job whatever its repetition: what reports, compare and the gate match on."""
         return f"{self.machine}/{self.target_label}/{self.workload.name}"
@@ -123,11 +129,24 @@ class Plan:
 
     @property
     def expected_s(self) -> float:
-        """Wall time: machines run in parallel, the jobs of one machine one after another."""
+        """Wall time: machines run in parallel, the jobs of one machine one after another, and the parts
+        that measure the run's shared volume one after another (``wait_s``)."""
         per_machine: dict[str, float] = {}
         for j in self.units:
             per_machine[j.machine] = per_machine.get(j.machine, 0.0) + j.expected_s
-        return max(per_machine.values(), default=0.0)
+        return max((s + self.wait_s(m) for m, s in per_machine.items()), default=0.0)
+
+    def shared_turns(self) -> list[str]:
+        """The parts (a client group, a machine) that measure the run's shared volume, in the order they
+        take it: one at a time, the client group first, then each machine that mounts it itself."""
+        return list(dict.fromkeys(j.machine for j in self.units if j.on_shared))
+
+    def wait_s(self, part: str) -> float:
+        """How long ``part`` (a machine, or a client group by its name) waits for its turn on the shared
+        volume: the expected time of the parts before it (0 for every other part)."""
+        turns = self.shared_turns()
+        before = turns[:turns.index(part)] if part in turns else []
+        return sum(j.expected_s for j in self.units if j.machine in before)
 
     @property
     def machines(self) -> list[str]:
@@ -137,11 +156,16 @@ class Plan:
         return list(dict.fromkeys(j.provider for j in self.units))
 
 
+def layout_seconds(size: int) -> float:
+    """How long writing (or reading) ``size`` bytes may take: a cautious guess."""
+    return size / _ASSUMED_LAYOUT_BYTES_PER_S
+
+
 def expected_seconds(w: Workload, target: TargetModel | None = None) -> float:
     runtime = parse_duration(w.runtime or 0)
     ramp = parse_duration(w.ramp_time or 0)
     layout_bytes = parse_size(w.size or 0) * (w.numjobs or 1)
-    extra = 0.0
+    extra = layout_seconds(w.flush_bytes)  # flush_cache: reading the separate data set (its layout: expand.py)
     if target is not None and target.precondition:
         extra += layout_bytes / _ASSUMED_LAYOUT_BYTES_PER_S
     if target is not None and isinstance(target.warmup, str):

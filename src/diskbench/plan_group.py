@@ -6,6 +6,10 @@ units that the ordinary plan made say where each client is and how to reach it. 
 provider makes for the run stands in the plan as ``KEY:/volume`` until the run has made it.
 What cannot run (an engine without a multi-host mode, a volume the clients' provider does not
 make) is refused here, before anything is created.
+
+A machine outside the group may mount the same volume itself (a target ``nfs: shared`` with its
+own mount options: one client's view of it, with and without nconnect); its units stay its own,
+after the group's in the plan, and the runner lets one of them measure the volume at a time.
 """
 
 from __future__ import annotations
@@ -34,15 +38,20 @@ def shared_target(shared: SharedBase) -> TargetModel:
 
 
 def group_units(profile: Profile, per_client: list[Unit]) -> list[Unit]:
-    """One unit per workload (and swept value) spanning every client, in the profile's order."""
+    """One unit per workload (and swept value) spanning every client, in the profile's order; then the
+    units of the machines outside the group, as they are. A workload that names ``targets:`` runs
+    where those targets are, never on the group (whose clients' own targets are not used)."""
     shared = profile.shared
     assert shared is not None
     names = shared.clients or list(dict.fromkeys(j.machine for j in per_client))
     clients = [j for j in per_client if j.machine in names]
-    _check_volume(shared, clients)
+    _check_volume(shared, clients + [j for j in per_client if _mounts_shared(j)])
+    _check_outside(shared, names, per_client)
     target = shared_target(shared)
     units: dict[str, Unit] = {}
     for job in clients:
+        if job.workload.targets is not None and job.target_name not in job.workload.targets:
+            continue
         _check_once(job)
         unit = units.get(job.workload.name)
         if unit is None:
@@ -53,9 +62,38 @@ def group_units(profile: Profile, per_client: list[Unit]) -> list[Unit]:
         if job.machine not in unit.machines:
             unit.machines.append(job.machine)
             unit.clients.append(job)
-    if not units:
+    outside = [j for j in per_client if j.machine not in names]
+    if not units and not any(_mounts_shared(j) for j in outside):
         raise ProfileError(f"shared: no workload runs on the clients {', '.join(names)}")
-    return list(units.values())
+    return [*units.values(), *outside]  # the group may have none: --machine chose one that mounts it itself
+
+
+def _mounts_shared(job: Unit) -> bool:
+    return any(isinstance(part.target, NfsTarget) and part.target.on_shared for part in job.jobs)
+
+
+def check_shared_mounts(profile: Profile, units: list[Unit]) -> None:
+    """``nfs: shared`` names the run's shared volume: a profile without ``shared:`` has none."""
+    if profile.shared is None:
+        mounting = list(dict.fromkeys(j.machine for j in units if _mounts_shared(j)))
+        if mounting:
+            raise ProfileError(f"{', '.join(mounting)}: a target nfs: shared mounts the run's shared volume, but "
+                               "the profile has no shared: block", hint="add shared: (a target or a volume block), "
+                               "or give the export as ADDRESS:/PATH")
+
+
+def _check_outside(shared: SharedBase, names: list[str], units: list[Unit]) -> None:
+    """A machine that mounts the shared volume itself (``nfs: shared``) is not one of the group's clients
+    (they use the group's mount, never their own targets), and the group's target is a real export."""
+    target = shared.target
+    if isinstance(target, NfsTarget) and target.on_shared:
+        raise ProfileError("shared.target: nfs: shared names this very target; give the export as ADDRESS:/PATH")
+    inside = list(dict.fromkeys(j.machine for j in units if j.machine in names and _mounts_shared(j)))
+    if inside:
+        given = "listed in shared.clients" if shared.clients else "a client of the group (shared.clients: default all)"
+        raise ProfileError(f"{', '.join(inside)} mounts the shared volume itself (nfs: shared) but is {given}; "
+                           "a client runs the group's jobs on the group's mount",
+                           hint="list the group's clients under shared.clients, without it")
 
 
 def multi_host(job: Unit) -> MultiHost:
@@ -83,7 +121,8 @@ def _check_once(job: Unit) -> None:
 
 
 def _check_volume(shared: SharedBase, clients: list[Unit]) -> None:
-    """A volume block is made by its provider, in the clients' run: its machines must be the clients."""
+    """A volume block is made by its provider, in the clients' run: its machines (the clients, and the
+    machines that mount it themselves) must be that provider's."""
     volume = shared.volume
     others = sorted({j.provider for j in clients} - {volume.provider}) if volume is not None else []
     if volume is not None and others:

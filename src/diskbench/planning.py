@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 from . import registry
 from .errors import ProfileError
 from .expand import build_plan
-from .plan import Plan
+from .plan import Plan, Unit
 from .profile import LoadedProfile
 
 if TYPE_CHECKING:
+    from .providers.base import MachineCost
     from .runner.options import RunOptions
 
 
@@ -29,6 +30,17 @@ class Cost:
     provider: str
     machines: list[dict[str, Any]]  # machine, size, vm_minutes, usd (None: no price), note
     source: str
+    # a plan with a workload's stop: block: the least the adaptive plan takes (each such job ends at
+    # its stop.min); the most it takes is the fixed plan above (stop.max is the runtime). None: no stop.
+    shortest: list[dict[str, Any]] | None = None
+
+    @property
+    def shortest_vm_minutes(self) -> float | None:
+        return None if self.shortest is None else sum(float(m["vm_minutes"]) for m in self.shortest)
+
+    @property
+    def shortest_usd(self) -> float | None:
+        return None if self.shortest is None else sum(float(m["usd"] or 0.0) for m in self.shortest)
 
     @property
     def vm_minutes(self) -> float:
@@ -113,12 +125,41 @@ def warnings(plan: Plan) -> list[str]:
 def costs(plan: Plan, *, refresh: bool = False, line: Callable[[str], None] = lambda _text: None) -> list[Cost]:
     """Machine-minutes and estimated cost per machine, per provider that prices its machines."""
     out = []
+    short = shortest(plan)
     for name in plan.providers():
-        machines, source = registry.providers.get(name).costs(plan, refresh=refresh, line=line)
+        provider = registry.providers.get(name)
+        machines, source = provider.costs(plan, refresh=refresh, line=line)
         if machines:
-            out.append(Cost(name, [{"machine": c.machine, "size": c.size, "vm_minutes": c.vm_minutes,
-                                    "usd": c.usd, "note": c.note} for c in machines], source))
+            least = provider.costs(short, refresh=False, line=line)[0] if short is not None else None
+            out.append(Cost(name, _rows(machines), source, _rows(least) if least is not None else None))
     return out
+
+
+def _rows(machines: list[MachineCost]) -> list[dict[str, Any]]:
+    return [{"machine": c.machine, "size": c.size, "vm_minutes": c.vm_minutes, "usd": c.usd, "note": c.note}
+            for c in machines]
+
+
+def shortest(plan: Plan) -> Plan | None:
+    """The plan with each job that has a ``stop:`` block ended at its ``stop.min`` (the least an adaptive
+    run takes); None when no job has one. Its longest is the plan itself: ``stop.max`` is the runtime."""
+    from dataclasses import replace
+
+    from .units import parse_duration
+
+    def cut(unit: Unit) -> float:
+        rules = [r for r in (job.workload.stop_rule for job in unit.jobs) if r is not None]
+        if not rules or not unit.workload.runtime:
+            return 0.0
+        return max(0.0, parse_duration(unit.workload.runtime) - max(r.min_s for r in rules))
+
+    if not any(job.workload.stop_rule is not None for unit in plan.units for job in unit.jobs):
+        return None
+    units = []
+    for unit in plan.units:
+        clients = [replace(c, expected_s=c.expected_s - cut(c)) for c in unit.clients]
+        units.append(replace(unit, expected_s=unit.expected_s - cut(unit), clients=clients))
+    return replace(plan, units=units)
 
 
 def report(plan: Plan, *, refresh_prices: bool = False,

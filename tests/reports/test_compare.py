@@ -76,3 +76,21 @@ def test_history(db: Path) -> None:
     assert "local/scratch/a read" in out.stdout and "local/scratch/b" not in out.stdout
     assert all(i in out.stdout for i in ids) and "1,002" in out.stdout and "400 µs" in out.stdout
     assert diskbench("history", "--workload", "zzz", db=db).returncode == 1
+
+
+def test_a_raw_temp_disk_and_a_formatted_one_are_different_configurations() -> None:
+    """``{temp: true, raw: true}`` runs on the block device: it lines up with raw jobs, not file system ones."""
+    from types import SimpleNamespace
+    from typing import Any, cast
+
+    from diskbench.reports.compare import config_key
+
+    def kind(target: dict[str, Any]) -> str:
+        row = SimpleNamespace(params={"workload": {"rw": "randread", "bs": "4k"}, "target": target},
+                              result=SimpleNamespace(direction="read"))
+        found = config_key(cast(Any, row))
+        assert found is not None
+        return found[4]
+
+    assert kind({"temp": True}) == "fs" and kind({"lun": 0, "fs": "xfs"}) == "fs"
+    assert kind({"temp": True, "raw": True}) == "raw" == kind({"device": "/dev/nvme1n1", "raw": True})

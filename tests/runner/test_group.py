@@ -29,7 +29,14 @@ from diskbench.engines.fio.percentiles import merge_bins, percentiles_from_bins
 from diskbench.errors import ProfileError
 from diskbench.executors.local import LocalExecutor
 from diskbench.model import PERCENTILES, pkey
+from diskbench.platforms.base import Prepared
+from diskbench.profile import load_profile
 from diskbench.runner.client_group import ClientGroup, Seat
+from diskbench.runner.group import GroupWork
+from diskbench.runner.options import RunOutcome
+from diskbench.runner.progress import NullProgress
+from diskbench.runner.recorder import MemoryRecorder
+from diskbench.runner.state import RunState
 from diskbench.store import Store
 
 from ..conftest import FIO_FIXTURES, diskbench, finish, needs_fio, plan_of, start_diskbench, wait_for_job
@@ -210,3 +217,43 @@ def test_the_plan_refuses_an_engine_without_a_multi_host_mode() -> None:
     doc = {**GROUP, "hosts": [{**h, "platform": "windows"} for h in GROUP["hosts"]]}  # type: ignore[attr-defined]
     with pytest.raises(ProfileError, match="diskspd cannot run one job on many hosts at once"):
         plan_of(yaml.safe_dump(doc))
+
+
+class _Flushes:
+    """A client's preparer that records the flush it is asked for, and whether Ctrl-C could reach it."""
+
+    def __init__(self, state: object, ex: LocalExecutor) -> None:
+        self.state, self.ex = state, ex
+        self.asked: list[tuple[str | None, int, str, bool]] = []
+
+    def flush_cache(self, where: Prepared, size: int, art: Path, name: str = "flush") -> None:
+        self.asked.append((where.directory, size, name, self.ex in self.state._active))  # type: ignore[attr-defined]
+
+
+def test_a_group_flushes_every_client_before_a_unit_that_asks_and_only_then(tmp_path: Path) -> None:
+    """``flush_cache`` on a client group: the drive asks before the engine starts, and the group has every
+    client flush its own caches at once, each under its own name, each stoppable by Ctrl-C."""
+    doc = {**GROUP, "workloads": [{"name": "r"}, {"name": "f", "flush_cache": "8m"}]}
+    plain, flushed = plan_of(yaml.safe_dump(doc)).units
+    state = RunState("20261201-120000-abcd", MemoryRecorder(tmp_path), NullProgress(), 2,
+                     RunOutcome("20261201-120000-abcd", "running"), {})
+    shared = load_profile(str(_written(tmp_path, doc))).profile.shared
+    assert shared is not None
+    work = GroupWork(state, [plain, flushed], shared)
+    for c in work.clients:
+        c.ex = LocalExecutor()
+        c.prepared = Prepared(directory=f"/mnt/nfs/diskbench-abcd-{c.name}")
+        c.preparer = _Flushes(state, c.ex)  # type: ignore[assignment]
+    drive, art = _drive(tmp_path, {"c1": "127.0.0.1", "c2": "127.0.0.2"})
+    drive.flush = work._flush
+    drive.prepare(plain, art, "r")
+    drive.prepare(flushed, art, "f")
+    assert [c.preparer.asked for c in work.clients] == [  # type: ignore[union-attr]
+        [("/mnt/nfs/diskbench-abcd-c1", 8 << 20, "flush-c1", True)],
+        [("/mnt/nfs/diskbench-abcd-c2", 8 << 20, "flush-c2", True)]]
+
+
+def _written(tmp_path: Path, doc: dict[str, object]) -> Path:
+    path = tmp_path / "group.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path

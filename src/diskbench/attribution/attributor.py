@@ -84,7 +84,7 @@ class Attributor:
             d.warnings += pitfalls(d, facts, limits, bound, deliberate)  # after what the engine or a pass said
             if isinstance(found, str):
                 d.warnings.append(found)
-            if d.series is not None:
+            if d.series is not None and group.stop is None:  # an adaptive stop judged the series itself
                 state = steady(d.series, bound.get("phases") if bound else None)
                 if state is not None and not state.achieved and "not_steady" not in deliberate:
                     d.warnings.append(f"not steady: {state.text()}; run longer, or precondition the target")

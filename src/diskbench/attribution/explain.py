@@ -73,6 +73,10 @@ def explain(result: StoredResult) -> list[str]:
         elif limits:
             lines += _wrap("to measure the next limit up: a deeper queue or more jobs; the result is below "
                            "every limit")
+    if result.stop:  # how an adaptive stop (stop:) ended the run, and how well the figures are known
+        from .stop_rule import Decision
+
+        lines += _wrap(Decision.from_json(result.stop).text())
     if d.warnings:
         lines.append("  warnings:")
         for w in d.warnings:

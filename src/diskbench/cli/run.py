@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from ..profile import Host, LoadedProfile
     from ..runner import RunOptions
 
+ADAPTIVE = "defaults.stop=true"  # run --adaptive: every workload without its own stop: takes the defaults
+
 REMOTE_OPTIONS = [
     click.option("--key", "key_file", metavar="FILE", help="SSH private key (default: agent, ~/.ssh)."),
     click.option("--sudo", is_flag=True, help="Use passwordless sudo for privileged steps."),
@@ -125,6 +127,8 @@ def _path(value: str | None, option: str) -> str | None:
 @click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
 @click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
+@click.option("--adaptive", is_flag=True, help="End each job once its answer is known (stop: with its defaults "
+              "where the profile gives none; the runtime is the maximum).")
 @allow_exec_option
 @provider_options
 @remote_options
@@ -132,7 +136,7 @@ def _path(value: str | None, option: str) -> str | None:
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
         workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
-        allow_exec: bool, key_file: str | None, sudo: bool,
+        adaptive: bool, allow_exec: bool, key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_engine: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -143,7 +147,10 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
     options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
     options.keep_files, options.allow_exec = keep_files, allow_exec
     options.workloads, options.machines = list(workloads) or None, list(machines) or None
-    _run(app, api.load_profile(profile, list(overrides)), options, fmt)
+    loaded = api.load_profile(profile, list(overrides))
+    if adaptive and loaded.profile.defaults.stop is None:  # a profile's own defaults.stop wins
+        loaded = api.load_profile(profile, [*overrides, ADAPTIVE])
+    _run(app, loaded, options, fmt)
 
 
 def _run(app: App, loaded: LoadedProfile, options: RunOptions, fmt: str) -> None:

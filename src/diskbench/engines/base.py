@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..attribution.stop_rule import Sample
 from ..executors.base import Executor
 from ..model import GroupResult
 from ..profile.workload import Workload
@@ -110,6 +111,24 @@ class MultiHost(ABC):
         return next((ln for ln in lines if "error" in ln.lower()), lines[0] if lines else None)
 
 
+class Live(ABC):
+    """An engine's output read while it runs, for a job that stops once its answer is known (``stop:``).
+
+    The engine runs with ``command``: its stdout carries one figure per interval as it goes and,
+    at the end, its whole result (what ``output_name`` holds otherwise). ``feed`` turns the text
+    as it comes into the intervals completed in it. The job is stopped by the executor's
+    ``interrupt`` (Ctrl-C's way), which an engine used here must answer by ending the job and
+    writing its whole result for the time it ran."""
+
+    @abstractmethod
+    def command(self, jobfile: str) -> list[str]:
+        """The command line that runs ``jobfile`` with its per-interval output and result on stdout."""
+
+    @abstractmethod
+    def feed(self, text: str) -> list[dict[str, Sample]]:
+        """The intervals completed by ``text`` (the next piece of stdout), each by direction."""
+
+
 class Engine(ABC):
     name: ClassVar[str]
     default_for: ClassVar[tuple[str, ...]] = ()  # platforms where workloads that name no engine use this one
@@ -165,8 +184,10 @@ class Engine(ABC):
         """A feeder of the engine's live output that updates ``progress`` (default: ignore)."""
         return lambda _text: None
 
-    def outcome(self, art: Path, rc: int) -> tuple[list[GroupResult], str | None]:
-        """Results of a finished run in ``art`` and a failure message (None when all went well)."""
+    def outcome(self, art: Path, rc: int, *, stopped_early: bool = False) -> tuple[list[GroupResult], str | None]:
+        """Results of a finished run in ``art`` and a failure message (None when all went well).
+        ``stopped_early``: diskbench's adaptive stop ended the run on purpose (``Live``), so what the
+        output says about being cut short is no failure; an engine that flags it says so here."""
         from ..errors import DiskbenchError
 
         out = art / self.output_name
@@ -235,6 +256,12 @@ class Engine(ABC):
         if not found:
             raise ExecutionError(f"{host}: {self.name} was installed but does not run")
         return found
+
+    def live(self, ramp_s: float) -> Live | None:
+        """A reader of this engine's running output for an adaptive stop, for a job whose first
+        ``ramp_s`` seconds are not measured; None: the engine cannot end a job early (a workload
+        with ``stop:`` is then refused by ``check_workload``)."""
+        return None
 
     def multi_host(self) -> MultiHost | None:
         """How this engine runs one job on many hosts at once; None: it cannot (a profile with

@@ -11,9 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import DiskbenchError
+from ..errors import DiskbenchError, Unavailable
 from ..executors.base import Executor
 
 if TYPE_CHECKING:
@@ -100,6 +101,10 @@ class DeviceMap:
     temp_paths: tuple[str, ...] = ()  # the temp (resource) disk's partition or device
     temp_mounts: tuple[str, ...] = ()  # where images mount the temp disk when no path matches
     temp_nvme_models: tuple[str, ...] = ()  # NVMe models of raw temp disks the platform formats itself (v6)
+    # When no path names LUN n: the namespace n + lun_namespace_offset of the NVMe controller whose model is one
+    # of these (the OS and data disks of one remote controller, on images without the cloud's udev rules)
+    lun_namespace_models: tuple[str, ...] = ()
+    lun_namespace_offset: int = 0
     nvme_exclude_models: tuple[str, ...] = ()  # NVMe controllers that are not local disks
     lun_locations: tuple[str, ...] = ()  # Windows: the end of a disk's Location for LUN n, with {n}
     temp_drives: tuple[str, ...] = ()  # Windows: drives where the temp disk is mounted
@@ -110,13 +115,16 @@ class DeviceMap:
         def cat(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
             return tuple(dict.fromkeys((*a, *b)))
 
-        return DeviceMap(self.luns or other.luns, cat(self.lun_paths, other.lun_paths),
-                         cat(self.temp_paths, other.temp_paths),
-                         cat(self.temp_mounts, other.temp_mounts),
-                         cat(self.temp_nvme_models, other.temp_nvme_models),
-                         cat(self.nvme_exclude_models, other.nvme_exclude_models),
-                         cat(self.lun_locations, other.lun_locations), cat(self.temp_drives, other.temp_drives),
-                         self.lun_hint or other.lun_hint, self.temp_hint or other.temp_hint)
+        return DeviceMap(luns=self.luns or other.luns, lun_paths=cat(self.lun_paths, other.lun_paths),
+                         temp_paths=cat(self.temp_paths, other.temp_paths),
+                         temp_mounts=cat(self.temp_mounts, other.temp_mounts),
+                         temp_nvme_models=cat(self.temp_nvme_models, other.temp_nvme_models),
+                         lun_namespace_models=cat(self.lun_namespace_models, other.lun_namespace_models),
+                         lun_namespace_offset=self.lun_namespace_offset or other.lun_namespace_offset,
+                         nvme_exclude_models=cat(self.nvme_exclude_models, other.nvme_exclude_models),
+                         lun_locations=cat(self.lun_locations, other.lun_locations),
+                         temp_drives=cat(self.temp_drives, other.temp_drives),
+                         lun_hint=self.lun_hint or other.lun_hint, temp_hint=self.temp_hint or other.temp_hint)
 
 
 class Journal:
@@ -171,10 +179,19 @@ class Preparer(ABC):
     @abstractmethod
     def prepare(self, target: TargetModel, writes: bool) -> Prepared: ...
 
+    def flush_cache(self, where: Prepared, size: int, art: Path, name: str = "flush") -> None:
+        """A workload's ``flush_cache`` before a job on ``where``, never measured: with ``size``, read a
+        separate data set of ``size`` bytes (laid out beside the job's files the first time, removed
+        with the target) with direct I/O, so the storage's caches hold other data; then drop this
+        host's own caches. What it runs and says is kept in ``art`` as ``name.*`` files. Only platforms
+        with ``Platform.flushes_caches`` have it (the plan refuses the key elsewhere)."""
+        raise Unavailable(f"{type(self).__name__} cannot flush caches")
+
 
 class Platform(ABC):
     name: ClassVar[str]
     engine: ClassVar[str | None] = None  # tried first for workloads that name no engine (it must agree)
+    flushes_caches: ClassVar[bool] = False  # its preparer has the flush_cache step (Preparer.flush_cache)
 
     @abstractmethod
     def shell(self) -> Shell: ...

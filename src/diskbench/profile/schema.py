@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ..errors import ProfileError
 from .machines import Host, MachineBase
@@ -91,7 +91,13 @@ class Profile(Strict):
         sections = workload.sections or []
         if merged.get("rw") is None and (not sections or not all(s.rw for s in sections)):
             raise ProfileError(f"workload {workload.name!r} has no rw (set it or defaults.rw)")
-        return Workload.model_validate(merged)
+        try:
+            return Workload.model_validate(merged)
+        except ValidationError as exc:  # what only the merge shows (stop.min against the runtime)
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ProfileError(f"workload {workload.name!r}: {where + ': ' if where else ''}"
+                               f"{str(first['msg']).removeprefix('Value error, ')}") from None
 
 
 class LoadedProfile(BaseModel):

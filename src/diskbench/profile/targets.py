@@ -69,6 +69,9 @@ class DirTarget(_Base):
 class TempTarget(_Base):
     kind = "temp"
     temp: Literal[True] = Field(description="the VM's temp (resource) disk, where the provider says it is")
+    raw: bool | None = Field(None, description="let the engine use the temp disk itself, striped if several "
+                             "(default false: formatted and mounted); only where it comes raw, as NVMe temp "
+                             "disks do, never one the image formatted and mounted")
 
 
 class _DeviceBase(_Base):
@@ -117,16 +120,27 @@ class LunsTarget(_ArrayBase):
 
 
 NFS_OPTIONS = "rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp"  # the ANF article's mount
+SHARED_EXPORT = "shared"  # an NFS target's export that is the run's shared volume (the profile's shared:)
 
 
 class NfsTarget(_Base):
-    """An NFS export any server offers, mounted by diskbench (and unmounted after)."""
+    """An NFS export any server offers, mounted by diskbench (and unmounted after).
+
+    ``nfs: shared`` is the run's shared volume (``shared:``'s target, or the volume a provider makes
+    for the run, whose export is known only once the run made it), mounted by a machine outside the
+    client group with this target's own options: one client's view of the group's volume."""
 
     kind = "nfs"
-    nfs: str = Field(pattern=r"^[^\s:]+:/\S*$", description="the export, ADDRESS:/PATH")
+    nfs: str = Field(pattern=r"^([^\s:]+:/\S*|shared)$", description="the export, ADDRESS:/PATH, or shared: the "
+                     "run's shared volume (shared:), mounted with this target's options")
     options: str = Field(NFS_OPTIONS, pattern=r"^[A-Za-z0-9_=,.:/+-]+$", description="mount options (default: NFSv3, "
                          "nconnect=8, hard, 256 KiB rsize/wsize, tcp)")
     mount: str | None = Field(None, description="mount point (default /mnt/diskbench-NAME)")
+
+    @property
+    def on_shared(self) -> bool:
+        """Whether the export is the run's shared volume (``nfs: shared``), resolved when the run has it."""
+        return self.nfs == SHARED_EXPORT
 
 
 TARGET_MODELS: tuple[type[_Base], ...] = (

@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -27,6 +27,10 @@ from pydantic import (
 
 from ..text import check_line, plain_values, shown
 from ..units import parse_duration, parse_size
+from .stop import Stop, stop_value
+
+if TYPE_CHECKING:
+    from ..attribution.stop_rule import StopRule
 
 RW_MODES = ("read", "write", "randread", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim",
             "trimwrite")
@@ -97,6 +101,14 @@ class WorkloadOptions(Strict):
     deliberate: dict[Literal[DELIBERATE], Reason] | None = Field(  # type: ignore[valid-type]
         None, description="warnings this workload sets off on purpose, each with the reason (one of "
         + ", ".join(DELIBERATE) + "): plan shows the reason once instead of the warning")
+    stop: Stop | bool | None = Field(
+        None, description="end each job once its answer is known: {within: 2%, confidence: 95%, min: 10s, "
+        "max: 60s} (max: default the runtime), or true for those defaults; false turns defaults.stop off")
+
+    @field_validator("stop", mode="before")
+    @classmethod
+    def _stop(cls, v: Any) -> Any:
+        return stop_value(v)
 
     @model_validator(mode="before")
     @classmethod
@@ -173,6 +185,13 @@ DRAIN_DEFAULT = "35m"  # a full credit bucket lasts 30 min at the burst cap (Azu
 class Section(WorkloadOptions):
     """One job of a workload that runs several at once; its keys win over the workload's."""
 
+    @field_validator("stop")
+    @classmethod
+    def _no_stop(cls, v: Stop | bool | None) -> Stop | bool | None:
+        if v is not None:
+            raise ValueError("a section runs as long as its workload: give stop on the workload")
+        return v
+
     name: WorkloadName = Field(description="the job's name within the workload")
     target: str | None = Field(None, description="the named target this job runs on (default: the workload's)")
 
@@ -196,6 +215,30 @@ class Workload(WorkloadOptions):
         None, description="before measuring, run the job until the target's credit burst is spent (its rate "
         "steps down to the baseline), so the result is the baseline: true (at most 35m), or the longest it may "
         "take, e.g. 90m")
+
+    flush_cache: bool | str | None = Field(
+        None, description="before each job, empty the caches that could answer for its data, without measuring: "
+        "true drops the host's page cache; a size (e.g. 160g) also reads a separate data set of that size per host, "
+        "laid out once per run beside the job's files, with direct I/O, so the storage's own cache holds other data")
+
+    @field_validator("flush_cache", mode="before")
+    @classmethod
+    def _flush(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off"):
+            v = v.lower() in ("true", "yes", "on")  # as --set gives it
+        if isinstance(v, (int, str)) and not isinstance(v, bool):
+            try:
+                text = _check_size(v)
+            except ValueError:
+                raise ValueError(f"{shown(v)}: give true, or the size of the separate data set to read, "
+                                 "e.g. 160g") from None
+            return text
+        return v or None
+
+    @property
+    def flush_bytes(self) -> int:
+        """The separate data set ``flush_cache`` reads on each host before each job (0: none)."""
+        return parse_size(self.flush_cache) if isinstance(self.flush_cache, str) else 0
 
     @field_validator("drain_burst", mode="before")
     @classmethod
@@ -223,6 +266,30 @@ class Workload(WorkloadOptions):
         if self.max_rounds is not None and self.protocol != "steady_state":
             raise ValueError("max_rounds is for protocol: steady_state; add it, or drop max_rounds")
         return self
+
+    @model_validator(mode="after")
+    def _stop_fits(self) -> Workload:
+        """``stop.max`` becomes the runtime (the longest the job runs); ``min`` must fit in it."""
+        if not isinstance(self.stop, Stop):
+            return self
+        if self.protocol == "steady_state":
+            raise ValueError("stop and protocol: steady_state both decide how long a job runs; keep one")
+        if self.stop.max is not None:
+            self.runtime = self.stop.max
+        if self.time_based is False:
+            raise ValueError("stop needs a time-based job (its runtime is the maximum); drop time_based: false")
+        longest = parse_duration(self.runtime) if self.runtime is not None else None
+        if self.stop.min and longest is not None and parse_duration(self.stop.min) > longest:
+            raise ValueError(f"stop.min ({self.stop.min}) is longer than the runtime ({self.runtime}), "
+                             "the longest the job runs")
+        return self
+
+    @property
+    def stop_rule(self) -> StopRule | None:
+        """The adaptive stop's rule for this job (None: it runs its whole runtime)."""
+        if not isinstance(self.stop, Stop):
+            return None
+        return self.stop.rule(parse_duration(self.runtime or BUILTIN_DEFAULTS.runtime or "30s"))
 
     @property
     def rounds(self) -> int:

@@ -10,6 +10,7 @@ are providers too; Azure is built in the same way, and others plug in as one fol
 from __future__ import annotations
 
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,6 +73,45 @@ class MachineCost:
 
 
 @dataclass
+class MachineUse:
+    """What one machine a provider created for the run was used for, and what it cost.
+
+    Times are seconds since the epoch. ``requested`` is when its creation was asked for and
+    ``released`` when its delete was done: the span a cloud can bill (Azure bills a VM per second
+    from its allocation, a moment after the request, until it is deallocated or deleted), so the
+    VM-minutes are never fewer than the bill's. ``ready``: it answered and could run units;
+    ``last_unit``: its last unit ended. A machine still held (``--keep``, or a delete the user stopped
+    waiting for) counts until ``now``.
+    """
+
+    machine: str
+    size: str
+    requested: float
+    hourly_usd: float | None = None  # its price per hour (VM and disks), None: not in the price table
+    ready: float | None = None
+    last_unit: float | None = None
+    released: float | None = None
+
+    def vm_minutes(self, now: float | None = None) -> float:
+        end = self.released if self.released is not None else (time.time() if now is None else now)
+        return max(0.0, end - self.requested) / 60
+
+    def usd(self, now: float | None = None) -> float | None:
+        return None if self.hourly_usd is None else self.vm_minutes(now) / 60 * self.hourly_usd
+
+    def to_json(self, now: float | None = None) -> dict[str, Any]:
+        from datetime import datetime, timezone
+
+        def iso(t: float | None) -> str | None:
+            return None if t is None else datetime.fromtimestamp(t, timezone.utc).isoformat(timespec="seconds")
+
+        usd = self.usd(now)
+        return {"machine": self.machine, "size": self.size, "requested": iso(self.requested),
+                "ready": iso(self.ready), "last_unit_ended": iso(self.last_unit), "released": iso(self.released),
+                "vm_minutes": round(self.vm_minutes(now), 3), "usd": None if usd is None else round(usd, 4)}
+
+
+@dataclass
 class RunContext:
     """What a provider needs to know about the run it serves."""
 
@@ -86,6 +126,7 @@ class ProviderRun(ABC):
 
     def __init__(self) -> None:
         self.stopping = threading.Event()  # set on Ctrl-C: waits end, teardown follows
+        self.used: dict[str, MachineUse] = {}  # the machines it created: when, how long, what they cost
 
     def begin(self, machines: list[MachineBase]) -> None:  # noqa: B027 - optional hook
         """Pre-flight against the cloud and shared resources, before any machine is created."""
@@ -110,6 +151,11 @@ class ProviderRun(ABC):
         its export, ``ADDRESS:/PATH``, which every client of the group mounts."""
         raise Unavailable(f"{type(self).__name__} makes no shared volume ({type(spec).__name__}): its provider "
                           "declares the block but cannot make it")
+
+    def release(self, machine: str) -> None:  # noqa: B027 - optional hook
+        """Give back one machine the moment its part of the run is over (a cloud deletes its VM), while
+        other machines still run; sets ``used[machine].released``. A failure here is said and left to
+        ``teardown``, which still deletes everything at the end, on errors, Ctrl-C and SIGTERM."""
 
     def teardown(self) -> None:  # noqa: B027 - optional hook
         """Delete everything this run created; safe to call twice.

@@ -46,7 +46,7 @@ def config_key(row: Summary) -> tuple[str, ...] | None:
     if not w.get("rw"):
         return None
     t = row.params.get("target") or {}
-    kind = "fs" if any(k in t for k in _FS_KINDS) else "raw"
+    kind = "raw" if t.get("raw") else "fs" if any(k in t for k in _FS_KINDS) else "raw"  # temp: {raw: true} too
     try:
         bs = str(parse_size(str(w.get("bs", "4k")).split(",")[0]))
     except ValueError:

@@ -40,12 +40,23 @@ RUN_COLUMNS = ("id", "profile", "origin", "started", "finished", "status", "jobs
 
 
 def run_rows(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Stored runs as rows: their counts of jobs and the host they ran on."""
+    """Stored runs as rows: their counts of jobs, the host they ran on, and the VM-minutes and money
+    of the machines a provider created for them."""
     return [{"id": r["id"], "profile": r["profile"], "origin": r["origin"], "started": r["started"],
              "finished": r.get("finished"), "status": r["status"], "jobs_done": r["job_counts"].get("done", 0),
              "jobs": sum(r["job_counts"].values()), "job_counts": r["job_counts"],
              "host": r["facts"].get("hostname") or ", ".join(r["facts"].get("hosts", {})) or None,
-             "verdict": r.get("verdict")} for r in runs]
+             "verdict": r.get("verdict"), **_spent(r["facts"].get("machine_use") or [])} for r in runs]
+
+
+def _spent(uses: list[dict[str, Any]]) -> dict[str, float | None]:
+    """The VM-minutes and money of the machines a provider created for the run (None: it created none;
+    money None: one of them has no price)."""
+    if not uses:
+        return {"vm_minutes": None, "usd": None}
+    usd = [u.get("usd") for u in uses]
+    return {"vm_minutes": round(sum(float(u.get("vm_minutes") or 0.0) for u in uses), 3),
+            "usd": None if None in usd else round(sum(float(x or 0.0) for x in usd), 4)}
 
 
 def runs_json(store: str, runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -76,7 +87,8 @@ def explain_json(run_id: str, explanations: Sequence[Explanation]) -> dict[str, 
     return {"schema": "diskbench.explain/1", "run": run_id,
             "results": [{"job": e.result.group_key, "workload": e.result.workload, "target": e.result.target,
                          "host": e.result.host, "direction": e.result.result.direction, "bound": e.result.result.bound,
-                         "warnings": e.result.result.warnings, "lines": e.lines} for e in explanations]}
+                         "warnings": e.result.result.warnings, "stop": e.result.stop, "lines": e.lines}
+                        for e in explanations]}
 
 
 CHECK_COLUMNS = ("name", "ok", "optional", "detail", "fix")

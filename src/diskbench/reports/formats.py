@@ -33,6 +33,7 @@ def result_json(r: StoredResult) -> dict[str, Any]:
         "clat_us": _clat_json(d.clat) if d.clat else None,
         "errors": r.errors, "notes": r.notes,
         "bound": d.bound, "warnings": d.warnings, "series": d.series.to_json() if d.series else None,
+        "stop": r.stop,
     }
     if isinstance(r, Summary):
         out.update(job=r.group_key, n=r.n, iops_cv=r.iops_cv)
@@ -59,8 +60,10 @@ def _clat_json(clat: Latency) -> dict[str, Any]:
 def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     doc = {
         "schema": SCHEMA,
-        "run": {**{k: run.get(k) for k in _RUN_KEYS}, "host": run.get("facts", {}),
-                "targets": run.get("targets", {}), "options": run.get("options", {})},
+        "run": {**{k: run.get(k) for k in _RUN_KEYS},
+                "host": {k: v for k, v in run.get("facts", {}).items() if k != "machine_use"},
+                "targets": run.get("targets", {}), "options": run.get("options", {}),
+                "machines": run.get("facts", {}).get("machine_use", [])},
         "results": [result_json(r) for r in results],
     }
     if any(r.repeat > 1 for r in results):

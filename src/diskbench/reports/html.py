@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..attribution.record import tag
+from ..attribution.stop_rule import Decision
 from ..model import TABLE_PERCENTILES, pkey
 from ..resources import environment, templates_dir
 from ..store import Store, StoredResult
@@ -51,7 +52,8 @@ def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[d
                         "cv": "-" if r.iops_cv is None else f"{100 * r.iops_cv:.1f}%",
                         "pct": [mark + latency(pct.get(pkey(p))) for p in TABLE_PERCENTILES],
                         "errors": r.errors, "bound": tag(r.result.bound) or "-",
-                        "bound_text": (r.result.bound or {}).get("text", ""), "warnings": r.result.warnings})
+                        "bound_text": (r.result.bound or {}).get("text", ""), "warnings": r.result.warnings,
+                        "stop": Decision.from_json(r.stop).text() if r.stop else ""})
     return out
 
 

@@ -15,10 +15,11 @@ SCHEMA = "diskbench.plan/1"
 
 
 def _runtime(unit: Unit) -> str | None:
-    """The declared runtime as ``plan`` shows it: steady-state rounds and draining said."""
+    """The declared runtime as ``plan`` shows it: steady-state rounds, draining and flushing said."""
     w = unit.workload
     runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime
-    return f"{runtime} +drain" if w.drain_burst and runtime else runtime
+    runtime = f"{runtime} +drain" if w.drain_burst and runtime else runtime
+    return f"{runtime} +flush" if w.flush_cache and runtime else runtime
 
 
 def plan_table(report: PlanReport) -> TextTable:
@@ -64,6 +65,10 @@ def cost_tables(report: PlanReport) -> list[TextTable]:
         # a total that lacks a price says so on its own line: a sum over part of the machines is a floor
         missing = f"at least: {cost.unpriced} of {len(cost.machines)} have no price" if cost.unpriced else ""
         table.add_row("total", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", missing)
+        if cost.shortest is not None:  # a stop: block: the adaptive plan's range, the fixed plan its top
+            table.add_row("adaptive max", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", "= fixed plan")
+            table.add_row("adaptive min", "", f"{cost.shortest_vm_minutes:.0f}", f"{cost.shortest_usd:.2f}",
+                          "jobs end at stop.min")
         out.append(table)
     return out
 
@@ -78,10 +83,15 @@ def plan_json(report: PlanReport) -> dict[str, Any]:
                       "target": unit.target_label, "engine": unit.engine, "clients": list(unit.machines),
                       "jobs": [job.workload.name for job in unit.jobs] if unit.sections else [w.name],
                       "rw": w.rw, "bs": w.bs, "iodepth": w.iodepth, "numjobs": w.numjobs, "size": w.size,
-                      "runtime": w.runtime, "rounds": w.rounds, "drain_s": w.drain_s, "repeat": unit.repeat,
+                      "runtime": w.runtime, "rounds": w.rounds, "drain_s": w.drain_s,
+                      "flush_cache": w.flush_cache, "repeat": unit.repeat,
                       "expected_s": round(unit.expected_s, 3)})
     return {"schema": SCHEMA, "profile": p.profile.profile.name, "path": p.profile.path,
             "expected_s": round(p.expected_s, 3), "units": units,
             "costs": [{"provider": c.provider, "source": c.source, "vm_minutes": c.vm_minutes, "usd": c.usd,
-                       "unpriced": c.unpriced, "machines": c.machines} for c in report.costs],
+                       "unpriced": c.unpriced, "machines": c.machines,
+                       "adaptive": None if c.shortest is None else {
+                           "max_vm_minutes": c.vm_minutes, "max_usd": c.usd,
+                           "min_vm_minutes": c.shortest_vm_minutes, "min_usd": c.shortest_usd}}
+                      for c in report.costs],
             "warnings": report.warnings, "notes": report.notes, "problems": report.problems}

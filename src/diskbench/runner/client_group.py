@@ -9,6 +9,7 @@ slower system.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -41,6 +42,7 @@ class ClientGroup(Drive):
     seats: list[Seat]
     controller: Executor  # this machine: runs the one command that drives every client
     merged: Attributor  # the merge's attribution: every client's limits together
+    flush: Callable[[Unit, Path], None] | None = None  # flush_cache on every client (the group's step)
 
     def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label} @ {job.machine} ({len(self.seats)} clients)"
@@ -55,7 +57,10 @@ class ClientGroup(Drive):
         return texts[0]
 
     def prepare(self, job: Unit, art: Path, label: str) -> None:
-        """None: a client group runs each job once, all clients together (the plan refuses passes)."""
+        """No engine pass (a client group runs each job once, all clients together; the plan refuses
+        passes): only ``flush_cache``, on every client at once."""
+        if job.workload.flush_cache and self.flush is not None:
+            self.flush(job, art)
 
     def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         jobs = [(seat.endpoint, str(self._jobfile(art, seat))) for seat in self.seats]

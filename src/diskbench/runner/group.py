@@ -1,12 +1,15 @@
 """A client group's part of a run: every client reached, the shared target mounted everywhere,
-the engine's server on each, and each unit run once from here for all clients at once.
+the engine's server on each, and each unit run once from here for all clients at once (after
+each client flushed its caches, for a workload with ``flush_cache``).
 
 Set-up (connecting, learning the engine, preparing the target, starting the servers) and the
 stop run on every client at once (a few threads at a time), so the controller's fixed cost per
 run grows little with the number of clients. A client that cannot be reached or prepared fails
 the group's units with a message naming it. The engine's multi-host mode says how a server
 starts and how a unit is driven; the client platform's shell how a server stops and which
-address it listens on; the clients' provider makes the volume when the target is one.
+address it listens on; the run's shared volume (``RunState.shared``) has the volume made when the
+target is one, and says when the group may measure it (first, before any machine that mounts it
+itself).
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import registry
@@ -25,7 +30,7 @@ from ..errors import DiskbenchError, ExecutionError, SafetyError, Unavailable
 from ..executors.base import Executor
 from ..executors.local import LocalExecutor
 from ..plan import LOCAL, Unit
-from ..platforms.base import Prepared
+from ..platforms.base import Prepared, Preparer
 from ..profile import writes
 from ..profile.shared import SharedBase
 from .client_group import ClientGroup, Seat
@@ -48,6 +53,7 @@ class Client:
     job: Unit
     ex: Executor | None = None
     prepared: Prepared | None = None
+    preparer: Preparer | None = None  # what prepared the target: its platform's steps on it (flush_cache)
     stop: list[str] | None = None  # the command that stops its server, once one was started
     version: str | None = None
     attributor: Attributor | None = None
@@ -87,13 +93,34 @@ class GroupWork:
             self._each("stopping", self._stop, raise_first=False)
 
     def _units(self, mode: MultiHost, version: str | None) -> None:
-        """Each unit in turn, driven from this machine by an executor of its own (Ctrl-C stops it)."""
+        """Each unit in turn, driven from this machine by an executor of its own (Ctrl-C stops it), in
+        the group's turn on the shared volume."""
         total = merged([c.attributor for c in self.clients if c.attributor is not None], mode.same_offsets)
-        with self.state.active(LocalExecutor()) as controller:
+        with self.state.active(LocalExecutor()) as controller, self._turn() as go:
             for job in self.jobs:
-                if self.state.stopped:
+                if self.state.stopped or not go:
                     return
-                self._unit(job, ClientGroup(self.engine, mode, version, self._seats(job), controller, total))
+                self._unit(job, ClientGroup(self.engine, mode, version, self._seats(job), controller, total,
+                                            self._flush))
+
+    def _turn(self) -> AbstractContextManager[bool]:
+        shared = self.state.shared
+        if shared is None:
+            return nullcontext(True)
+        return shared.turn(self.jobs[0].machine, lambda: self.state.stopped, self.state.ui.line)
+
+    def _flush(self, job: Unit, art: Path) -> None:
+        """``flush_cache`` on every client at once, before the unit's engine starts (Ctrl-C stops it)."""
+        def one(c: Client) -> None:
+            assert c.ex is not None and c.preparer is not None and c.prepared is not None
+            with self.state.active(c.ex):
+                c.preparer.flush_cache(c.prepared, job.workload.flush_bytes, art, f"flush-{c.name}")
+
+        try:
+            self._each("flushing caches", one)
+        except DiskbenchError:
+            if not self.state.stopped:  # stopped by Ctrl-C: the unit is interrupted, not failed
+                raise
 
     def _unit(self, job: Unit, drive: ClientGroup) -> bool:
         return run_unit(self.state, job, drive)
@@ -113,11 +140,12 @@ class GroupWork:
         return mode
 
     def _make_volume(self) -> None:
-        """A volume the clients' provider makes for the run: its export becomes the shared target."""
+        """A volume the clients' provider makes for the run (once, for every part that mounts it): its
+        export becomes the shared target."""
         if self.volume is None:
             return
-        prun = self.state.provider_runs[self.clients[0].job.provider]
-        self.target = self.target.model_copy(update={"nfs": prun.shared_volume(self.volume.spec)})
+        assert self.state.shared is not None  # the runner gives every run with shared: its shared volume
+        self.target = self.target.model_copy(update={"nfs": self.state.shared.export()})
 
     def _one_version(self, mode: MultiHost) -> str | None:
         """The engine's version, which must be the same on every client for its servers to work together."""
@@ -173,6 +201,7 @@ class GroupWork:
                                      allowed=[], name=c.name, run_id=self.state.run_id,
                                      scratch_base=platform.default_scratch_base(c.ex), line=self.state.ui.line,
                                      journal=journal(self.state.store, self.state.run_id, c.name), exclusive=False)
+        c.preparer = preparer
         c.prepared = preparer.prepare(self.target, any(writes(j.workload.rw) for j in self.jobs))
 
     def _serve(self, c: Client, mode: MultiHost) -> None:

@@ -3,12 +3,20 @@
 Targets are prepared once per run and released at the end (unmounted, arrays stopped), also
 when a unit fails; the host's workspace is removed and the connection closed. Each unit then
 goes the one way every unit goes (``pipeline.run_unit``), its engine on this machine.
+
+A target ``nfs: shared`` is the run's shared volume: its export comes from the run
+(``RunState.shared``), and the machine measures it only in its turn, after the client group.
+Two mounts of one NFS server are never up at once on the host (the kernel gives every mount of
+a server the connections of the first): the one in use is released before the other is mounted.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
@@ -19,6 +27,7 @@ from ..executors.base import Executor
 from ..plan import LOCAL, Plan, Unit
 from ..platforms.base import Journal, Platform, Prepared, Preparer
 from ..profile import writes
+from ..profile.targets import NfsTarget, TargetModel
 from ..units import human_bytes
 from .host import cpus, learn
 from .leftovers import journal, laid_out, recover
@@ -52,6 +61,9 @@ class MachineWork:
         self.files_entry: dict[str, int] = {}
         self.workspace_entry = 0
         self.journal = Journal()
+        self.preparer: Preparer | None = None
+        self._servers: dict[str, str] = {}  # prepared NFS targets: label -> server
+        self._turn: bool | None = None  # its turn on the shared volume: None until taken, False if stopped
 
     def run(self, trust: HostKeyTrust | None) -> None:
         """Get the machine (its provider creates it if need be), then its part of the run."""
@@ -82,13 +94,14 @@ class MachineWork:
             root = ex.workspace_root(make=True)
             if root is not None:  # written down: a killed run's engines and files there can be found
                 self.workspace_entry = self.journal.made("workspace", root)
-            preparer = self._preparer(ex, platform)
-            for index, job in enumerate(self.jobs):
-                if self.state.stopped:
-                    return
-                places = self._places(job, self.jobs[index:], preparer)
-                if places is not None:
-                    self._unit(ex, platform, job, places)
+            preparer = self.preparer = self._preparer(ex, platform)
+            with contextlib.ExitStack() as turn:
+                for index, job in enumerate(self.jobs):
+                    if self.state.stopped or (job.on_shared and not self._take_turn(turn)):
+                        return
+                    places = self._places(job, self.jobs[index:], preparer)
+                    if places is not None:
+                        self._unit(ex, platform, job, places)
         except DiskbenchError as exc:
             self.state.fail_unfinished(self.jobs, exc)
         finally:
@@ -143,8 +156,19 @@ class MachineWork:
                                  scratch_base=base or platform.default_scratch_base(ex), line=self.ui.line,
                                  journal=self.journal)
 
+    def _take_turn(self, turn: contextlib.ExitStack) -> bool:
+        """The machine's turn on the shared volume, held from its first unit there to its last; False
+        when the run was stopped while it waited."""
+        shared = self.state.shared
+        if shared is None or self.machine not in shared.turns:
+            return True
+        if self._turn is None:
+            self._turn = turn.enter_context(shared.turn(self.machine, lambda: self.state.stopped, self.ui.line))
+        return self._turn
+
     def _places(self, job: Unit, rest: list[Unit], preparer: Preparer) -> list[Place] | None:
-        """The job's targets prepared (once per run); None when one cannot be (its units fail)."""
+        """The job's targets prepared (once per run, or again after another mount of the same NFS
+        server was in use); None when one cannot be (its units fail)."""
         places = []
         for part in job.jobs:
             label = part.target_label
@@ -152,7 +176,9 @@ class MachineWork:
                 uses = [j for j in rest if label in [p.target_label for p in j.jobs]]
                 write = any(writes(p.workload.rw) for j in uses for p in j.jobs if p.target_label == label)
                 try:
-                    self.prepared[label] = preparer.prepare(part.target, write)
+                    target = self._resolved(part.target)
+                    self._one_mount_per_server(label, target, job)
+                    self.prepared[label] = preparer.prepare(target, write)
                     directory = self.prepared[label].directory
                     if part.target.kind == "dir" and directory:
                         self._files_before(label, directory, uses)
@@ -164,6 +190,45 @@ class MachineWork:
                 return None
             places.append(Place(part.workload, label, where.directory, where.filename))
         return places
+
+    def _resolved(self, target: TargetModel) -> TargetModel:
+        """``nfs: shared`` as the export of the run's shared volume (made first if no part has yet)."""
+        if not (isinstance(target, NfsTarget) and target.on_shared):
+            return target
+        if self.state.shared is None:  # the plan refuses it; a run without the plan's shared: may get here
+            raise ExecutionError(f"{self.machine}: nfs: shared, but the run has no shared volume")
+        return target.model_copy(update={"nfs": self.state.shared.export()})
+
+    def _one_mount_per_server(self, label: str, target: TargetModel, job: Unit) -> None:
+        """Before an NFS target is mounted, another prepared mount of the same server is released (its
+        units are done; a later unit mounts it again): the kernel shares one set of TCP connections per
+        server among its mounts, made by the first, so the second would run with the first's nconnect."""
+        if not isinstance(target, NfsTarget):
+            return
+        server = nfs_server(target.nfs)
+        mounted = {other: self._servers[other] for other in self.prepared if other in self._servers}
+        for other in same_server(mounted, label, server, [p.target_label for p in job.jobs], self.machine):
+            self.ui.line(f"{self.machine}: releasing {other} before mounting {label} (one mount of {server} at a "
+                         "time: every mount of a server shares the first's connections)")
+            where = self.prepared.pop(other)
+            self._target_facts.pop(where.directory or where.filename or "", None)  # its mount options go with it
+            self.laid_out.discard(other)  # its files go with its folder
+            where.release()
+            del self._servers[other]
+        self._servers[label] = server
+
+    def _flush(self, job: Unit, art: Path) -> None:
+        """``flush_cache`` on each of the unit's targets (the platform's step), before its engine starts."""
+        assert self.preparer is not None
+        labels = list(dict.fromkeys(p.target_label for p in job.jobs))
+        for label in labels:
+            name = "flush" if len(labels) == 1 else f"flush-{re.sub(r'[^A-Za-z0-9._-]+', '_', label)}"
+            try:
+                self.preparer.flush_cache(self.prepared[label], job.workload.flush_bytes, art, name)
+            except DiskbenchError:
+                if self.state.stopped:  # stopped by Ctrl-C: the unit is interrupted, not failed
+                    return
+                raise
 
     def _files_before(self, label: str, directory: str, uses: list[Unit]) -> None:
         """A user's folder: what is in it before the engines lay out files, written down (so a killed
@@ -181,7 +246,8 @@ class MachineWork:
         first = places[0]
         drive = OneMachine(ex, registry.engines.get(job.engine), self.versions.get(job.engine), places,
                            self.attributor, self._facts_of(ex, platform, first.directory or first.filename or "/"),
-                           self.laid_out, self.ui.line, lambda: self.state.stopped, self._unit_limits)
+                           self.laid_out, self.ui.line, lambda: self.state.stopped, self._unit_limits,
+                           flush=self._flush)
         return run_unit(self.state, job, drive)
 
     def _facts_of(self, ex: Executor, platform: Platform, path: str) -> dict[str, Any]:
@@ -217,3 +283,19 @@ class MachineWork:
                     self.ui.line(f"{self.machine}: removed {len(new)} data file(s), {size}, that this run laid out "
                                  f"in {directory} (--keep-files keeps them)")
             self.journal.undone(self.files_entry[label])
+
+
+def nfs_server(export: str) -> str:
+    """The server of an NFS export, ``ADDRESS:/PATH`` (an IPv6 address keeps its colons)."""
+    return export.rsplit(":/", 1)[0]
+
+
+def same_server(mounted: dict[str, str], label: str, server: str, in_use: list[str], machine: str) -> list[str]:
+    """The prepared NFS targets (``mounted``: label -> server) to release before ``label`` mounts ``server``:
+    every other mount of that server. One the same unit uses (``in_use``) cannot be: an error."""
+    others = [other for other, at in mounted.items() if other != label and at == server]
+    both = [other for other in others if other in in_use]
+    if both:
+        raise ExecutionError(f"{machine}: {label} and {both[0]} mount the same NFS server ({server}); one unit cannot "
+                             "use both at once (every mount of a server shares the first's connections)")
+    return others

@@ -1,10 +1,10 @@
 """A unit on one machine: its engine on that machine's executor, with the passes before it.
 
 What the machine's part prepared comes in (the targets, the engine's version, the targets'
-facts, which files are laid out so far); the engine runs on the host (preconditioning, warming
-and draining first where the target or the workload asks, round after round for a steady
-state), and its output comes back parsed, with how the rounds or the draining ended noted on
-the results. The raw output is kept gzip'd once the results are committed.
+facts, which files are laid out so far); the engine runs on the host (preconditioning, warming,
+flushing the caches and draining first where the target or the workload asks, round after round
+for a steady state), and its output comes back parsed, with how the rounds or the draining ended
+noted on the results. The raw output is kept gzip'd once the results are committed.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..attribution.attributor import Attributor
 from ..attribution.drain import Verdict
 from ..attribution.limit import Limit
 from ..attribution.steady_state import SteadyState
+from ..attribution.stop_rule import NOT_STEADY, Decision, Watcher
 from ..engines.base import Engine, Place
 from ..executors.base import Executor
 from ..model import GroupResult
@@ -42,8 +43,10 @@ class OneMachine(Drive):
     line: Callable[[str], None]
     stopped: Callable[[], bool]
     limits: Callable[[Unit], list[Limit] | None]  # the unit's caps, for draining
+    flush: Callable[[Unit, Path], None] | None = None  # flush_cache: the platform's step on the unit's targets
     steady: SteadyState | None = None
     drained: Verdict | None = None
+    watcher: Watcher | None = None  # a stop: job's, while and after it runs
 
     def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
@@ -56,24 +59,34 @@ class OneMachine(Drive):
 
     def prepare(self, job: Unit, art: Path, label: str) -> None:
         data_passes(self.ex, self.engine, job, self.places, art, label, self.line, self.laid_out)
+        if job.workload.flush_cache and self.flush is not None:  # after the passes: they may lay files out
+            self.flush(job, art)
         if job.workload.drain_burst:
             self.drained = drain_burst(self.ex, self.engine, job, self.places, art, label, self.line, self.stopped,
                                        self.limits(job))
 
     def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         if job.workload.protocol != "steady_state":
-            return run_engine(self.ex, self.engine, job, rendered, art, tracker)
+            rule = job.workload.stop_rule
+            self.watcher = Watcher(rule) if rule is not None else None
+            rc = run_engine(self.ex, self.engine, job, rendered, art, tracker, watcher=self.watcher)
+            if self.watcher is not None:
+                self.line(f"{self.label(job)}: {self.watcher.final().text()}")
+            return rc
         rc, self.steady = steady_rounds(self.ex, self.engine, job, rendered, art, tracker, self.line,
                                         self.label(job), self.stopped)
         return rc
 
     def results(self, job: Unit, art: Path, rc: int) -> Outcome:
         """The parsed output, and for sections also the engine's exact merge of their jobs."""
-        groups, message = self.engine.outcome(art, rc)
+        stopped_early = self.watcher is not None and self.watcher.confident is not None
+        groups, message = self.engine.outcome(art, rc, stopped_early=stopped_early)
         if self.steady is not None:
             steady_verdict(groups, self.steady)
         if self.drained is not None:
             drain_verdict(groups, self.drained)
+        if self.watcher is not None:
+            stop_verdict(groups, self.watcher.final())
         shares = [Share(job.machine, groups, self.attributor, self.places)]
         combined = self.engine.combine(art / self.engine.output_name) if job.sections and len(groups) > 1 else None
         if combined is not None:
@@ -92,6 +105,18 @@ def steady_verdict(groups: list[GroupResult], state: SteadyState) -> None:
         if not state.achieved:
             for d in g.directions:
                 d.warnings.append(f"{state.text()}; precondition the target, or run longer rounds")
+
+
+def stop_verdict(groups: list[GroupResult], decision: Decision) -> None:
+    """How an adaptive stop ended goes with every result of the run: the decision itself (the table,
+    JSON, report and explain show it), a note, and a warning on every figure when the series showed
+    a trend (the figure is a moving average, not an answer)."""
+    for g in groups:
+        g.stop = decision.to_json()
+        g.notes.append(decision.text())
+        if decision.reason == NOT_STEADY:
+            for d in g.directions:
+                d.warnings.append(f"{decision.text()}; precondition the target, or give the job longer")
 
 
 def drain_verdict(groups: list[GroupResult], verdict: Verdict) -> None:

@@ -27,6 +27,7 @@ def run_unit(state: RunState, job: Unit, drive: Drive) -> bool:
     """Run ``job`` with ``drive`` and count it; whether it gave a whole result."""
     ok, why = _run(state, job, drive)
     state.tally(ok, why)
+    state.unit_ended(job)
     return ok
 
 

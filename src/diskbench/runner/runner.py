@@ -10,8 +10,10 @@ others. An interrupted run can be shown and resumed, and raw outputs are always 
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -24,7 +26,8 @@ from ..executors.base import Executor
 from ..expand import build_plan
 from ..plan import LOCAL, Plan, Unit
 from ..profile import LoadedProfile, parse_profile
-from ..providers.base import ProviderRun, RunContext
+from ..profile.targets import NfsTarget
+from ..providers.base import MachineUse, ProviderRun, RunContext
 from ..store import new_run_id
 from ..store.lock import heartbeat
 from .group import GroupWork
@@ -33,6 +36,7 @@ from .machine import MachineWork
 from .options import RunOptions, RunOutcome
 from .progress import NullProgress, Progress
 from .recorder import Recorder, unit_dir
+from .shared_volume import SharedVolume
 from .state import RunState
 
 if TYPE_CHECKING:
@@ -179,6 +183,8 @@ class Runner:
                      f"{len(by_machine)} machine(s): {', '.join(by_machine)}")
         trust = self._trust(todo, options)
         state = RunState(run_id, self.store, self.ui, len(todo), outcome, self.provider_runs)
+        state.shared = self._shared_volume(plan, todo)
+        state.count_parts(list(by_machine.values()))
         # Only where reaching a machine is connecting to it: a cloud's failed creation has left
         # resources to account for, and its run stays on record with what became of each.
         fresh = fresh and not any(registry.providers.get(name).creates_machines for name in plan.providers())
@@ -219,6 +225,7 @@ class Runner:
             outcome.status = self.store.finish_run(run_id)
         finally:
             self._teardown(options)
+            self._account(run_id)
             if outcome.status == NOT_RUN:
                 raise _not_run(outcome, len(by_machine))
         return outcome
@@ -268,13 +275,81 @@ class Runner:
 
     def _part(self, state: RunState, jobs: list[Unit], plan: Plan, options: RunOptions,
               trust: HostKeyTrust | None) -> None:
-        """One machine's units, or one client group's (a profile's ``shared:``), on this thread."""
+        """One machine's units, or one client group's (a profile's ``shared:``), on this thread; however
+        it ends, its turn on the shared volume is over."""
         shared = plan.profile.profile.shared
-        if jobs[0].clients and shared is not None:
-            GroupWork(state, jobs, shared).run(trust)
+        try:
+            if jobs[0].clients and shared is not None:
+                GroupWork(state, jobs, shared).run(trust)
+                return
+            local = self.local_executor() if jobs[0].provider == LOCAL else None
+            MachineWork(state, jobs, plan, options, local=local, known=self.local_versions).run(trust)
+        finally:
+            if state.shared is not None:
+                state.shared.done(jobs[0].machine)
+            self._release(state, jobs, options)
+
+    def _release(self, state: RunState, jobs: list[Unit], options: RunOptions) -> None:
+        """The machines no other part uses given back at once (a cloud deletes their VMs), while other
+        machines still run; not with --keep, nor after Ctrl-C (the teardown deletes everything)."""
+        for provider, machine in state.part_done(jobs):
+            prun = self.provider_runs.get(provider)
+            if options.keep or state.stopped or prun is None or machine not in prun.used:
+                continue
+            try:
+                prun.release(machine)
+            except DiskbenchError as exc:  # the teardown at the end still deletes it
+                self.ui.line(f"{machine}: could not be released now: {exc}")
+
+    def _account(self, run_id: str) -> None:
+        """What each machine a provider created was used for and cost: in the run's record (facts
+        ``machine_use``) and, one line each, at the end of the run."""
+        uses = [use for prun in self.provider_runs.values() for use in prun.used.values()]
+        if not uses:
             return
-        local = self.local_executor() if jobs[0].provider == LOCAL else None
-        MachineWork(state, jobs, plan, options, local=local, known=self.local_versions).run(trust)
+        now = time.time()
+        with contextlib.suppress(DiskbenchError):
+            self.store.merge_facts(run_id, {"machine_use": [u.to_json(now) for u in uses]})
+        for use in uses:
+            self.ui.line(use_line(use, now))
+        priced = [use.usd(now) for use in uses]
+        money = "" if None in priced else f", {dollars(sum(p or 0.0 for p in priced))}"
+        self.ui.line(f"VM-minutes: {sum(u.vm_minutes(now) for u in uses):.1f} in all{money}")
+
+    def _shared_volume(self, plan: Plan, todo: list[Unit]) -> SharedVolume | None:
+        """The run's shared volume: its export (a ``shared: target:``'s, or the volume its provider makes
+        when a part first needs it) and the parts of this attempt that take turns on it."""
+        shared = plan.profile.profile.shared
+        if shared is None:
+            return None
+        turns = [part for part in plan.shared_turns() if any(j.machine == part for j in todo)]
+        volume, target = shared.volume, shared.target
+
+        def make() -> str:
+            if volume is not None:
+                return self.provider_runs[volume.provider].shared_volume(volume.spec)
+            if isinstance(target, NfsTarget):
+                return target.nfs
+            raise Unavailable(f"the shared target {target.label if target else '?'} is no NFS export to mount")
+
+        return SharedVolume(make, turns)
+
+
+def dollars(usd: float) -> str:
+    """Money to the cent, and to a tenth of a cent below one (a short run's few minutes)."""
+    return f"${usd:.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.3f}"
+
+
+def use_line(use: MachineUse, now: float) -> str:
+    """One machine's minutes, money and times, in under 80 columns for a short name."""
+    def at(t: float | None) -> str:
+        return "-" if t is None else time.strftime("%H:%M:%S", time.localtime(t))
+
+    usd = use.usd(now)
+    money = "no price" if usd is None else dollars(usd)
+    held = "released" if use.released is not None else "still held"
+    return (f"{use.machine}: {use.vm_minutes(now):.1f} VM-min, {money}; ready {at(use.ready)}, last job "
+            f"{at(use.last_unit)}, {held} {at(use.released if use.released is not None else now)}")
 
 
 def _not_run(outcome: RunOutcome, machines: int) -> DiskbenchError:

@@ -9,6 +9,7 @@ guarded here, once, by one lock.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from ..store import now_iso
 from .options import RunOutcome
 from .progress import Progress
 from .recorder import Recorder
+from .shared_volume import SharedVolume
 
 
 @dataclass
@@ -39,6 +41,8 @@ class RunState:
     _active: list[Executor] = field(default_factory=list, init=False)
     reached: int = field(default=0, init=False)  # machines and client groups connected to
     quiet_failures: bool = False  # one machine: its connection failure is the run's one error line
+    shared: SharedVolume | None = None  # the run's shared volume (a profile's shared:), made once, one part at a time
+    parts_left: dict[tuple[str, str], int] = field(default_factory=dict)  # (provider, machine) -> parts using it
 
     @property
     def stopped(self) -> bool:
@@ -88,6 +92,31 @@ class RunState:
             if message is not None:
                 self.outcome.messages.append(message)
 
+    def unit_ended(self, job: Unit) -> None:
+        """A unit ended on its machine (or on each client of its group): the machine's last unit so far."""
+        now = time.time()
+        for part in job.clients or [job]:
+            prun = self.provider_runs.get(part.provider)
+            use = prun.used.get(part.machine) if prun is not None else None
+            if use is not None:
+                use.last_unit = now
+
+    def count_parts(self, parts: list[list[Unit]]) -> None:
+        """How many parts (machine or client-group threads) use each machine, before they start."""
+        for jobs in parts:
+            for key in _machines(jobs):
+                self.parts_left[key] = self.parts_left.get(key, 0) + 1
+
+    def part_done(self, jobs: list[Unit]) -> list[tuple[str, str]]:
+        """A part ended: the machines (provider, name) no other part still uses, to be released now."""
+        free = []
+        with self._lock:
+            for key in _machines(jobs):
+                self.parts_left[key] = self.parts_left.get(key, 1) - 1
+                if self.parts_left[key] <= 0:
+                    free.append(key)
+        return free
+
     def fail(self, jobs: list[Unit], error: DiskbenchError | str, *, unreached: bool = False) -> None:
         """These units failed with ``error``; a refusal of the safety rule is kept apart (exit 6).
         ``unreached``: their machine could not be reached; with ``quiet_failures`` the run's
@@ -107,3 +136,8 @@ class RunState:
         """What stopped a machine or client group (its connection, its preparation) fails the units it left."""
         status = {j["key"]: j["status"] for j in self.store.get_jobs(self.run_id)}
         self.fail([j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error)
+
+
+def _machines(jobs: list[Unit]) -> list[tuple[str, str]]:
+    """The machines a part runs on: its own, or its client group's clients."""
+    return list(dict.fromkeys((part.provider, part.machine) for job in jobs for part in (job.clients or [job])))

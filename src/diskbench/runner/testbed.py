@@ -2,7 +2,8 @@
 
 Two runs share a testbed when they declare the same machine (a provider's machine spec, or the
 same SSH host / local machine), the same target, the same engine version and the same job file
-(as the engine normalizes it: without comments and without the scratch path it ran in).
+(as the engine normalizes it: without comments and without the scratch path it ran in), and
+flush the caches before the job alike (``flush_cache``).
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ def declared(job: Unit, job_text: str, engine: str, version: str | None) -> dict
         machine.update(address=job.host.address, port=job.host.port)
     elif job.provider == LOCAL:
         machine["hostname"] = os.uname().nodename
-    return {"machine": machine, "target": job.target.model_dump(exclude_none=True),
-            "target_name": job.target_label, engine: version, "job": job_text}
+    out: dict[str, Any] = {"machine": machine, "target": job.target.model_dump(exclude_none=True),
+                           "target_name": job.target_label, engine: version, "job": job_text}
+    if job.workload.flush_cache:  # what is cached when measuring starts: not in the job file, but declared
+        out["flush_cache"] = job.workload.flush_cache
+    return out
 
 
 def testbed_key(job: Unit, job_text: str, engine: str, version: str | None) -> str:

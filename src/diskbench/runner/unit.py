@@ -6,6 +6,8 @@ file the engine writes lands in the unit's artifacts folder, whichever host it r
 
 from __future__ import annotations
 
+import shutil
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -13,7 +15,8 @@ from ..attribution import drain
 from ..attribution.drain import Verdict, baselines
 from ..attribution.limit import Limit
 from ..attribution.steady_state import SteadyState, steady_state
-from ..engines.base import Engine, Place
+from ..attribution.stop_rule import Watcher
+from ..engines.base import Engine, Live, Place
 from ..errors import ExecutionError
 from ..executors.base import Executor
 from ..model import GroupResult
@@ -25,11 +28,16 @@ from .progress import JobTracker
 WARMUP_PASS_S = 10.0
 WARMUP_MAX_PASSES = 30
 WARMUP_GAIN = 0.02  # stop when a pass is less than 2% faster than the one before
+# How an engine ended by SIGINT may exit: fio 3.x exits 128 (its sig_int sets exit_value = 128, seen
+# here with fio 3.33); 130 and -2 are the conventions of a shell and of a process killed by it.
+STOPPED_EXITS = (0, 128, 128 + 2, -2)
 
 
 def run_engine(ex: Executor, engine: Engine, job: Unit, rendered: str, art: Path,
-               tracker: JobTracker | None, name: str = "") -> int:
-    """Run one job file; its files land in ``art`` (locally) whatever the executor."""
+               tracker: JobTracker | None, name: str = "", watcher: Watcher | None = None) -> int:
+    """Run one job file; its files land in ``art`` (locally) whatever the executor. With ``watcher``
+    (a ``stop:`` job), the engine's live output feeds it and the job is ended the engine's own way
+    once it says the answer is known; the exit code is then the engine's for a job that ended well."""
     prefix = f"{name}." if name else ""
     job_name, output_name = f"{prefix}job{engine.job_suffix}", f"{prefix}{engine.output_name}"
     (art / job_name).write_text(rendered, encoding="utf-8")
@@ -44,15 +52,51 @@ def run_engine(ex: Executor, engine: Engine, job: Unit, rendered: str, art: Path
             raise ExecutionError(f"{engine.name} refused the job file {job_name}: "
                                  f"{detail[0] if detail else f'exit {out.returncode}'}")
     feed = engine.status(tracker) if tracker is not None else (lambda _t: None)
-    rc = ex.stream(engine.command(jobfile, output), on_output=feed, timeout=job.expected_s * 3 + 120,
+    live = engine.live(parse_duration(job.workload.ramp_time or 0)) if watcher is not None else None
+    if watcher is not None and live is None:
+        raise ExecutionError(f"{engine.name} cannot end a job early; the workload's stop: needs an engine that can")
+    stopper = _Stopper(ex, watcher, live, feed) if watcher is not None and live is not None else None
+    rc = ex.stream(live.command(jobfile) if live is not None else engine.command(jobfile, output),
+                   on_output=stopper.feed if stopper is not None else feed, timeout=job.expected_s * 3 + 120,
                    stdout_path=art / f"{prefix}stdout.txt", stderr_path=art / f"{prefix}stderr.txt",
                    privileged=True, workdir=work)
+    if stopper is not None:
+        rc = stopper.finish(rc)
     (art / f"{prefix}exit_code").write_text(f"{rc}\n")
     logs = engine.log_files(rendered) if not name else []  # per-second series of the measured run
     got = ex.fetch_many([(output, art / output_name), *((f"{work}/{log}", art / log) for log in logs)])
-    if not got[0]:
+    if live is not None:  # the result came on stdout, after the per-interval documents
+        shutil.copyfile(art / f"{prefix}stdout.txt", art / output_name)
+    elif not got[0]:
         (art / output_name).write_text("")
     return rc
+
+
+class _Stopper:
+    """The live output of a ``stop:`` job: each interval to the watcher, and the engine interrupted
+    (from a thread of its own: the executor's reader must keep reading while the engine writes its
+    final result) the first time the watcher says the answer is known."""
+
+    def __init__(self, ex: Executor, watcher: Watcher, live: Live, progress: Callable[[str], None]) -> None:
+        self.ex, self.watcher, self.live, self.progress = ex, watcher, live, progress
+        self.thread: threading.Thread | None = None
+
+    def feed(self, text: str) -> None:
+        self.progress(text)
+        for interval in self.live.feed(text):
+            self.watcher.add(interval)
+            if self.thread is None and self.watcher.judge().reason:
+                self.thread = threading.Thread(target=self.ex.interrupt, name="adaptive-stop", daemon=True)
+                self.thread.start()
+
+    def finish(self, rc: int) -> int:
+        """The exit code of the run: an engine the watcher stopped exits as Ctrl-C made it
+        (``STOPPED_EXITS``), which here is a job that ended as asked; its output is then read as
+        usual, so a result cut short would still fail there."""
+        if self.thread is None:
+            return rc
+        self.thread.join(timeout=30)
+        return 0 if rc in STOPPED_EXITS else rc
 
 
 def steady_rounds(ex: Executor, engine: Engine, job: Unit, rendered: str, art: Path,

@@ -177,6 +177,10 @@ MIGRATIONS: list[str | Dialects] = [
         );
         """ + _view("({col}::json ->> '{key}')::float8", "({col}::json ->> '{key}')", "ru.started::timestamptz"),
     ),
+    # 7: how an adaptive stop (a workload's stop:) ended the run: reason, seconds, the interval reached
+    """
+    ALTER TABLE results ADD COLUMN stop TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

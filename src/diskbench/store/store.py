@@ -40,12 +40,13 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "TERMINAL", "Store", "StoredResult", 
 TERMINAL = ("completed", "partial", "failed", "interrupted")
 _RESULT_COLUMNS = ("run_id, job_key, workload, target, host, engine, engine_version, direction, iops, bw_bytes_per_s,"
                    " ios, io_bytes, runtime_s, clat, clat_bins_z, jobs, errors, notes, created, repeat, bound,"
-                   " warnings, series")
+                   " warnings, series, stop")
 # What a StoredResult is read from: every column but the histograms (a report reads them apart,
 # with latency_bins; over a network they would be most of the bytes)
 _RESULT_FIELDS = ("r.run_id, r.job_key, r.workload, r.target, r.host, r.engine, r.engine_version, r.direction, r.iops,"
                   " r.bw_bytes_per_s, r.ios, r.io_bytes, r.runtime_s, r.clat, r.jobs, r.errors, r.notes, r.repeat,"
-                  " r.bound, r.warnings, r.series, j.base_key AS base_key, j.params AS params, j.testbed AS testbed")
+                  " r.bound, r.warnings, r.series, r.stop, j.base_key AS base_key, j.params AS params,"
+                  " j.testbed AS testbed")
 _RESULT_ROW = f"SELECT {_RESULT_FIELDS} FROM results r"
 
 
@@ -88,6 +89,7 @@ class StoredResult:
     base_key: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     testbed: str | None = None
+    stop: dict[str, Any] | None = None  # how an adaptive stop ended the run (GroupResult.stop)
 
     @property
     def group_key(self) -> str:
@@ -319,7 +321,7 @@ class Store(RunLock, PreparedLog, ArtifactKeeping):
         and on PostgreSQL one round trip for all its rows."""
         rows = [_result_row(run_id, job_key, group, d, **where) for group, where in groups for d in group.directions]
         with self._tx() as tx:
-            tx.many(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({','.join('?' * 23)})", rows)
+            tx.many(f"INSERT INTO results ({_RESULT_COLUMNS}) VALUES ({','.join('?' * 24)})", rows)
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         rows = self._rows(f"{_RESULT_ROW} LEFT JOIN jobs j ON j.run_id = r.run_id AND j.key = r.job_key"
@@ -422,7 +424,8 @@ def _result_row(run_id: str, job_key: str, group: GroupResult, d: DirectionResul
             _packed_bins(d.clat.bins) if d.clat and d.clat.bins else None,
             group.jobs, json.dumps(group.errors), json.dumps(group.notes), now_iso(), repeat,
             json.dumps(d.bound) if d.bound else None, json.dumps(d.warnings),  # attribution (schema 3)
-            json.dumps(d.series.to_json()) if d.series else None)
+            json.dumps(d.series.to_json()) if d.series else None,
+            json.dumps(group.stop) if group.stop else None)  # the adaptive stop (schema 7)
 
 
 def _bins_text(plain: str | None, packed: bytes | None) -> str:
@@ -450,7 +453,7 @@ def _stored(row: Row) -> StoredResult:
         ),
         errors=json.loads(row["errors"]), notes=json.loads(row["notes"]), repeat=row["repeat"],
         base_key=_col(row, "base_key") or row["job_key"], params=json.loads(_col(row, "params") or "{}"),
-        testbed=_col(row, "testbed"),
+        testbed=_col(row, "testbed"), stop=json.loads(row["stop"]) if _col(row, "stop") else None,
     )
 
 

@@ -86,6 +86,8 @@ DDSV5 = Page(LEARN + "ddv5-ddsv5-series", "MicrosoftDocs/azure-docs articles/vir
              "@017654d1", "10/20/2021")
 DDSV6 = Page(LEARN + "sizes/general-purpose/ddsv6-series", "MicrosoftDocs/azure-compute-docs "
              "articles/virtual-machines/sizes/general-purpose/ddsv6-series.md @0e232f5f", "07/29/2024")
+DSV4 = Page(LEARN + "dv4-dsv4-series", "MicrosoftDocs/azure-docs articles/virtual-machines/dv4-dsv4-series.md "
+            "@0682cb82", "06/08/2020")
 DSV5 = Page(LEARN + "dv5-dsv5-series", "MicrosoftDocs/azure-docs articles/virtual-machines/dv5-dsv5-series.md "
             "@1a0fe16a", "10/20/2021")
 
@@ -116,6 +118,11 @@ SIZES: dict[str, VmSize] = {s.name: s for s in (
     # only (nvme-overview.md, ms.date 07/31/2024: "For v6 ... you need to transition from SCSI to NVMe"), its
     # temp disk raw NVMe (nvme-linux.md, ms.date 07/31/2024: "NVMe VM with NVMe tempdisk": /dev/nvme1n1)
     VmSize("Standard_D2ds_v6", 3_750, 106, 37_500, 180, TEMP_ONLY, 110, 0, DDSV6, temp_nvme=1, controller="NVMe"),
+    # D4ds_v6 (profiles/dsv6-nvme.yaml; the same page at the same commit): 1 temp disk of 220 GiB, temp RR
+    # 75000/360 (RW 30000/180), uncached 6400/212, 12 data disks
+    VmSize("Standard_D4ds_v6", 6_400, 212, 75_000, 360, TEMP_ONLY, 220, 0, DDSV6, temp_nvme=1, controller="NVMe"),
+    # D32s_v4: remote storage only, uncached 51200/768 (seed 002's single nconnect client)
+    VmSize("Standard_D32s_v4", 51_200, 768, None, None, "none published (no temp disk)", 0, 0, DSV4),
     # D32s_v5: remote storage only, uncached 51200/865
     VmSize("Standard_D32s_v5", 51_200, 865, None, None, "none published (no temp disk)", 0, 0, DSV5),
 )}

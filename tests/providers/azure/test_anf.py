@@ -109,6 +109,11 @@ def test_a_netapp_volume_needs_azure_machines_as_clients() -> None:
         plan_of(text)
     (unit, *_) = plan_of(PROFILE).units  # on Azure machines: the volume's export, to be made, is the target
     assert unit.target.model_dump()["nfs"] == "anf:/volume" and unit.clients[0].provider == "azure"
+    # a machine that mounts the volume itself (nfs: shared) reaches it on the run's network: an Azure one too
+    other = ("  - {name: o1, provider: openstack, cloud: ovh, flavor: b2-7, image: Ubuntu 24.04, network: Ext-Net,\n"
+             "     targets: {v: {nfs: shared}}}\nshared:\n  clients: [c1]\n")
+    with pytest.raises(ProfileError, match="shared.anf needs azure machines as clients, not openstack"):
+        plan_of(PROFILE.replace("shared:\n", other))
 
 
 # Azure's published figures, the oracles below (read 2026-11-25):
@@ -122,6 +127,8 @@ ULTRA_10_TIB_AUTO = 1280.0  # 10 TiB x 128 MiB/s
 ULTRA_100_TIB_POOL = 12800.0  # 100 TiB x 128 MiB/s, shared out under manual QoS
 MANUAL_MAX = 4500.0
 D32S_V5_MIBPS = 16000 * 1e6 / 8 / 2**20  # 1,907 MiB/s
+# https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv4-series: a D32s_v4's is 16,000 Mbps
+D32S_V4_MIBPS = 16000 * 1e6 / 8 / 2**20
 SEED_64K_READ = 4500.0  # seed 002: ~4,500 MiB/s of 64 KiB sequential reads (with caching)
 SEED_MANUAL = AnfVolume(service_level="Ultra", size_gib=100 * 1024, qos="manual", throughput_mibps=4500)
 
@@ -195,6 +202,11 @@ def test_the_seed_profile_plans_the_volume_above_the_seeds_figures_without_a_war
     assert "manual QoS 4,500 MiB/s (of the 100 TiB Ultra pool's 12,800)" in limit
     assert f"the 6 clients can push {6 * D32S_V5_MIBPS:,.0f} MiB/s" in limit  # 11,444
     assert any("100 TiB pool needs that much NetApp capacity quota" in n for n in notes)  # 25 TiB by default
+    # the nconnect comparison's one client: what it can push on its own, after the group (a D32s_v4: 16,000 Mbps)
+    (single,) = [n for n in notes if n.startswith("anf: nconnect-client")]
+    assert single == (f"anf: nconnect-client mounts the volume itself, after the client group; it can push "
+                      f"{D32S_V4_MIBPS:,.0f} MiB/s (Standard_D32s_v4 at 16,000 Mbps), less than the volume's "
+                      f"{MANUAL_MAX:,.0f} MiB/s")
 
 
 def test_a_10_tib_auto_qos_volume_warns_that_it_caps_the_seeds_numbers() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from diskbench.errors import SafetyError
+from diskbench.errors import DiskbenchError, ExecutionError, SafetyError
 from diskbench.platforms.base import Journal
 from diskbench.platforms.linux import LinuxPlatform
 from diskbench.platforms.linux.prepare import LinuxPreparer as Preparer
@@ -147,3 +147,120 @@ def test_no_temp_disk_anywhere_says_where_it_looked() -> None:
     with pytest.raises(Exception, match="no temp .resource. disk found at /dev/disk/azure/resource-part1 or /mnt or "
                                         "an NVMe disk of model 'Microsoft NVMe Direct Disk v2'"):
         azure(ex).prepare(parse_target("temp"), writes=True)
+
+
+# --- LUN n on an NVMe size whose image lacks azure-vm-utils: namespace n+2 of the remote controller ---------
+
+def no_links(lsblk: str, nsids: dict[str, int], extra: dict[str, tuple[int, str]] | None = None) -> FakeExecutor:
+    """A v6 VM whose image has no data/by-lun links (Debian 12, Ubuntu 20.04): every `test -e` fails; lsblk
+    shows the models and sysfs each namespace's nsid (as `grep -H '' /sys/class/block/NAME/nsid` prints it)."""
+    sysfs = "".join(f"/sys/class/block/{name}/nsid:{nsid}\n" for name, nsid in nsids.items())
+    return FakeExecutor({"lsblk -J -d -p -o NAME,TYPE,MODEL": (0, lsblk), "grep -H  /sys/class/block/": (0, sysfs),
+                         **(extra or {})})
+
+
+REMOTE_ONLY_LUN1 = _lsblk(  # data disk at LUN 1 only: namespaces 1 and 3, which the kernel names nvme0n1, nvme0n2
+    {"name": "/dev/nvme0n1", "type": "disk", "model": "MSFT NVMe Accelerator v1.0                "},
+    {"name": "/dev/nvme0n2", "type": "disk", "model": "MSFT NVMe Accelerator v1.0"},
+    {"name": "/dev/nvme1n1", "type": "disk", "model": "Microsoft NVMe Direct Disk v2"})
+
+
+def test_lun_without_azure_vm_utils_is_the_namespace_lun_plus_two_by_its_nsid() -> None:
+    """LUN 1 is the namespace whose nsid is 3, read from sysfs: here the kernel calls it nvme0n2 (LUN 0 is not
+    attached), so the name would mislead; the temp disk's controller (nsid 1 too) is never a candidate."""
+    lines: list[str] = []
+    ex = no_links(REMOTE_ONLY_LUN1, {"nvme0n1": 1, "nvme0n2": 3})
+    preparer = Preparer(ex, platform=LinuxPlatform(), allowed=[], name="t", run_id="r0001", devices=DEVICE_MAP,
+                        line=lines.append)
+    assert preparer.devices(parse_target({"lun": 1})) == ["/dev/nvme0n2"]
+    assert [c for c in ex.calls if c.startswith("test -e ")] == [
+        "test -e /dev/disk/azure/scsi1/lun1", "test -e /dev/disk/azure/data/by-lun/1"]  # the links first
+    assert "grep -H  /sys/class/block/nvme0n1/nsid /sys/class/block/nvme0n2/nsid" in ex.calls  # remote ones only
+    assert lines == ["fake: LUN 1 is /dev/nvme0n2, namespace 3 of the NVMe 'MSFT NVMe Accelerator v1.0' controller "
+                     "(nothing at /dev/disk/azure/scsi1/lun1 or /dev/disk/azure/data/by-lun/1: the image lacks the "
+                     "udev rules that make it)"]
+
+
+def test_a_lun_with_no_namespace_says_which_namespaces_there_are() -> None:
+    ex = no_links(REMOTE_ONLY_LUN1, {"nvme0n1": 1, "nvme0n2": 3})
+    with pytest.raises(ExecutionError, match=r"no data disk at LUN 0: nothing at /dev/disk/azure/scsi1/lun0 or "
+                                             r"/dev/disk/azure/data/by-lun/0, and the NVMe 'MSFT NVMe Accelerator "
+                                             r"v1.0' controller has no namespace 2 \(LUN n is namespace n\+2; its "
+                                             r"namespaces: nvme0n1 is 1, nvme0n2 is 3\)"):
+        azure(ex).devices(parse_target({"lun": 0}))
+
+
+def test_a_namespace_on_two_controllers_of_the_model_is_refused() -> None:
+    two = _lsblk({"name": "/dev/nvme0n2", "type": "disk", "model": "MSFT NVMe Accelerator v1.0"},
+                 {"name": "/dev/nvme1n2", "type": "disk", "model": "MSFT NVMe Accelerator v1.0"})
+    with pytest.raises(ExecutionError, match="LUN 0 is ambiguous: namespace 2 is on several NVMe .* controllers "
+                                             r"\(/dev/nvme0n2, /dev/nvme1n2\)"):
+        azure(no_links(two, {"nvme0n2": 2, "nvme1n2": 2})).devices(parse_target({"lun": 0}))
+
+
+def test_a_scsi_vm_without_the_link_keeps_its_hint() -> None:
+    """No remote NVMe controller at all (a SCSI size, the disk not attached): the error and hint as before."""
+    scsi = _lsblk({"name": "/dev/sda", "type": "disk", "model": "Virtual Disk"})
+    ex = no_links(scsi, {})
+    with pytest.raises(ExecutionError, match=r"^fake: no data disk at LUN 0 \(is the disk attached") as err:
+        azure(ex).devices(parse_target({"lun": 0}))
+    assert err.value.hint == DEVICE_MAP.lun_hint and not [c for c in ex.calls if c.startswith("grep")]
+
+
+def test_the_namespace_found_without_links_is_under_the_safety_rule() -> None:
+    """What the fallback finds is written only if it looks blank: a namespace with a file system on it is
+    refused with the usual reason and the way to allow it, before anything is written."""
+    ex = no_links(REMOTE_ONLY_LUN1, {"nvme0n1": 1, "nvme0n2": 3}, {
+        "lsblk -J -p -o NAME,TYPE,FSTYPE,MOUNTPOINT,PTTYPE /dev/nvme0n2": (
+            0, _lsblk({"name": "/dev/nvme0n2", "type": "disk", "fstype": "ext4"})),
+        "blkid -p -o export /dev/nvme0n2": (0, "UUID=5f1e\nTYPE=ext4\n"), "test -r /dev/nvme0n2": (0, ""),
+        "findmnt -n -o SOURCE /": (0, "/dev/nvme0n1p1\n"),
+        "lsblk -J -p -s -o NAME /dev/nvme0n1p1": (
+            0, _lsblk({"name": "/dev/nvme0n1p1", "children": [{"name": "/dev/nvme0n1"}]}))})
+    with pytest.raises(SafetyError, match="refusing to write to /dev/nvme0n2: it carries a ext4 signature") as err:
+        azure(ex).prepare(parse_target({"lun": 1, "fs": "xfs"}), writes=True)
+    assert "destroy_data_on: [/dev/nvme0n2]" in (err.value.hint or "")
+    assert not [c for c in ex.calls if c.split()[0] in ("mkfs.xfs", "mdadm", "mount")]
+
+
+def test_hosts_of_unknown_origin_get_the_namespace_rule_too() -> None:
+    """A hand-made v6 VM named under hosts: has every provider's map, so lun: finds its namespace as well."""
+    from diskbench.providers.static import known_layouts
+
+    merged = known_layouts()
+    assert merged.lun_namespace_models == (REMOTE_NVME_MODEL,) and merged.lun_namespace_offset == LUN_NAMESPACE_OFFSET
+
+
+# --- temp: {raw: true}: the raw temp disk itself, or the RAID0 over several, as the engine's target ----------
+
+def test_a_raw_temp_target_hands_the_raw_nvme_temp_disk_to_the_engine() -> None:
+    lsblk = _lsblk({"name": "/dev/nvme0n1", "type": "disk", "model": "MSFT NVMe Accelerator v1.0"},
+                   {"name": "/dev/nvme1n1", "type": "disk", "model": "Microsoft NVMe Direct Disk v2"})
+    ex = v6({"lsblk -J -d -p -o NAME,TYPE,MODEL": (0, lsblk)}, raw=("/dev/nvme1n1",))
+    prepared = azure(ex).prepare(parse_target({"temp": True, "raw": True}), writes=True)
+    assert (prepared.filename, prepared.directory, prepared.devices) == ("/dev/nvme1n1", None, ["/dev/nvme1n1"])
+    assert not [c for c in ex.calls if c.startswith(("mkfs", "mdadm", "mount ", "mkdir"))]
+
+
+def test_several_raw_temp_disks_are_striped_and_the_array_handed_over_unformatted() -> None:
+    """Azure publishes one temp-disk limit for the VM, over all its temp disks: raw: true measures them all,
+    as the RAID0 the formatted case builds, without a file system; the array is journaled and stopped after."""
+    made: list[tuple[str, str, dict[str, Any]]] = []
+    journal = Journal(record=lambda kind, what, detail: made.append((kind, what, detail)) or len(made))
+    ex = v6({"cat /proc/mdstat": (0, "")})
+    prepared = azure(ex, journal).prepare(parse_target({"temp": True, "raw": True}), writes=True)
+    assert prepared.filename == "/dev/md127" and prepared.directory is None
+    assert next(c for c in ex.calls if c.startswith("mdadm --create")).endswith(
+        "/dev/nvme1n1 /dev/nvme2n1 /dev/nvme10n1")
+    assert [(k, w) for k, w, _ in made] == [("array", "/dev/md/diskbench-0001-t")]
+    assert not [c for c in ex.calls if c.startswith(("mkfs", "mount "))]
+    assert len(prepared.cleanup) == 1  # stopping the array
+
+
+def test_a_raw_temp_target_on_a_mounted_temp_disk_is_refused() -> None:
+    """A SCSI temp disk (or a v6 one the image formatted) is mounted, so not raw: refused, naming the key."""
+    ex = FakeExecutor({"findmnt -n -o TARGET -S /dev/disk/azure/resource-part1": (0, "/mnt\n")})
+    with pytest.raises(DiskbenchError, match=r"^fake: temp: raw: true takes a temp disk that comes raw; this one is "
+                                             r"formatted and mounted at /mnt \(leave raw: out"):
+        azure(ex).prepare(parse_target({"temp": True, "raw": True}), writes=True)
+    assert not [c for c in ex.calls if c.startswith(("mkdir", "mkfs", "mdadm", "lsblk"))]

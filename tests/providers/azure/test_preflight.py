@@ -220,3 +220,27 @@ machines:
     assert any(p.startswith("windows-temp: Standard_D2ds_v6's temp disks are raw NVMe devices") and
                "enable-nvme-temp-faqs" in p for p in problems), problems
     assert not [p for p in problems if p.startswith(("linux-temp", "windows-v5-temp"))], problems
+
+
+def test_a_raw_temp_target_needs_a_size_whose_temp_disk_comes_raw(tmp_path: Path) -> None:
+    """temp: {raw: true} hands the temp disk to the engine: fine where it comes raw (v6's NVMe temp disks),
+    refused offline where the agent formats and mounts it (a SCSI temp disk), in one line naming the key."""
+    path = tmp_path / "raw.yaml"
+    path.write_text("""\
+name: raw-temp
+workloads:
+  - {name: a, rw: randread}
+machines:
+  - {name: v6, region: westeurope, size: Standard_D4ds_v6, target: {temp: true, raw: true}}
+  - {name: v6-formatted, region: westeurope, size: Standard_D4ds_v6, target: {temp: true, raw: false}}
+  - {name: v4, region: westeurope, size: Standard_D8ds_v4, target: {temp: true, raw: true}}
+  - {name: v5-windows, region: westeurope, size: Standard_D2ds_v5, os: windows, target: {temp: true, raw: true}}
+""")
+    problems = [str(p) for p in check_profile(load_profile(str(path)).profile)]
+    assert [p.split(":")[0] for p in problems] == ["v4", "v5-windows"], problems
+    assert problems[0].startswith("v4: temp: raw: true takes a temp disk that comes raw; Standard_D8ds_v4's is a "
+                                  "SCSI disk the Azure agent formats and mounts at /mnt")
+    assert "as D:" in problems[1] and "enable-nvme-temp-faqs" in problems[1]
+    out = diskbench("plan", "--profile", str(path), db=tmp_path / "db.sqlite")
+    assert out.returncode == 2 and "temp: raw: true takes a temp disk that comes raw" in out.stderr
+    assert "\n" not in next(ln for ln in out.stderr.splitlines() if "raw: true" in ln)

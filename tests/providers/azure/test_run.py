@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
+from diskbench.profile import parse_profile
+from diskbench.providers.azure.pricing import load_prices, machine_hourly
 from diskbench.store import Store
 
 from ...conftest import diskbench, finish, needs_fio, start_diskbench, wait_for_job
@@ -229,3 +231,58 @@ def test_unreachable_azure_is_one_line_and_records_no_run(tmp_path: Path) -> Non
     for args in (["cleanup"], ["sizes", "--refresh"]):
         other = diskbench(*args, db=tmp_path / "db.sqlite", env=env)
         assert other.returncode == 1 and "cannot reach Azure Resource Manager" in other.stderr
+
+
+TWO = """\
+name: two
+defaults: {size: 8M, runtime: 2s, ramp_time: 0s, ioengine: psync}
+workloads:
+  - {name: rr, rw: randread, bs: 4k}
+  - {name: sr, rw: read, bs: 128k}
+  - {name: rr64, rw: randread, bs: 64k}
+machines:
+  - {name: short, region: westeurope, size: Standard_E8ds_v4, target: {scratch: true}, workloads: [rr]}
+  - {name: long, region: westeurope, size: Standard_E8ds_v4, target: {scratch: true}}
+"""
+
+
+def test_a_machine_is_released_when_its_last_job_ends(cloud: tuple[FakeArm, Lab], tmp_path: Path) -> None:
+    """Two VMs, one job and three: the short one's VM is deleted while the long one still runs, and the
+    run records (and shows) each machine's VM-minutes and money, from its create request to its delete."""
+    arm, lab = cloud
+    second = lab.add_host()
+    marker = lab.shared / "cloud-init-done"
+    second.add_command("cloud-init", f'while [ ! -e {marker} ]; do sleep 0.2; done; echo "status: done"\n')
+    arm.vm_addresses.append(second.address)
+    (tmp_path / "two.yaml").write_text(TWO)
+    env = {"DISKBENCH_ARM_URL": arm.url, "DISKBENCH_ARM_TOKEN": "t", "AZURE_SUBSCRIPTION_ID": SUB}
+    out = diskbench("run", "--profile", str(tmp_path / "two.yaml"), "--ssh-source", "127.0.0.1", "--format", "json",
+                    db=tmp_path / "db.sqlite", env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    jobs = Store(tmp_path / "db.sqlite").get_jobs(doc["run"]["id"])
+    assert sorted(j["host"] for j in jobs) == ["long", "long", "long", "short"]
+    long_done = max(datetime.fromisoformat(j["finished"]).timestamp() for j in jobs if j["host"] == "long")
+    deletes = {r.path.rsplit("/", 1)[-1]: r.at for r in arm.requests
+               if r.method == "DELETE" and "/virtualMachines/" in r.path}
+    assert deletes["short"] < long_done  # released while the long one still ran its jobs
+    assert deletes["long"] >= long_done
+    assert arm.groups == {} and arm.resources == {}  # and the group's delete took everything else
+    uses = {u["machine"]: u for u in doc["run"]["machines"]}
+    machine = parse_profile(TWO).machines[0]
+    hourly, missing = machine_hourly(machine, load_prices()["regions"]["westeurope"])  # the table plan uses
+    assert hourly is not None and hourly > 0.692 and not missing  # the VM's price and its OS disk's
+    assert set(uses) == {"short", "long"} and "machine_use" not in doc["run"]["host"]
+    for name, use in uses.items():
+        times = [datetime.fromisoformat(use[k]).timestamp()
+                 for k in ("requested", "ready", "last_unit_ended", "released")]
+        assert times == sorted(times), (name, use)
+        assert use["vm_minutes"] == pytest.approx((times[3] - times[0]) / 60, abs=0.02)
+        assert use["usd"] == pytest.approx(use["vm_minutes"] / 60 * hourly, abs=1e-4)
+    assert uses["short"]["vm_minutes"] < uses["long"]["vm_minutes"]
+    assert datetime.fromisoformat(uses["short"]["released"]).timestamp() < long_done
+    assert "short: its last job is done; deleting its VM" in out.stderr
+    lines = [line for line in out.stderr.splitlines() if " VM-min, $" in line]
+    assert sorted(line.split(":")[0] for line in lines) == ["long", "short"], out.stderr
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "VM-minutes: " in out.stderr and " in all, $" in out.stderr

@@ -75,3 +75,21 @@ def test_unknown_size_or_family_is_one_line(tmp_path: Path) -> None:
         out = diskbench("sizes", *args, db=tmp_path / "db.sqlite")
         assert out.returncode != 0 and "Traceback" not in out.stderr
         assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_a_refreshed_region_is_read_once_per_version_of_its_file(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's VMs look their size up while they are created in parallel: the cached SKU answer of the
+    region (`sizes --refresh`) is parsed once, not by each of them, and read again once it changes."""
+    import os
+
+    from diskbench.providers.azure.sizes import bundled_skus, lookup, save_region
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    path = save_region("westeurope", list(bundled_skus().values()))
+    first = lookup("Standard_E8ds_v4", "westeurope")
+    assert first is not None and lookup("Standard_E8ds_v4", "westeurope") is first
+    entries = [s for s in bundled_skus().values() if s["name"] != "Standard_E8ds_v4"]
+    save_region("westeurope", entries)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a later version
+    assert lookup("Standard_E8ds_v4", "westeurope") is None

@@ -36,7 +36,8 @@ class DiskspdEngine(Engine):
         """The workload as DiskSpd's option mapping: its keys, and its ``diskspd:`` block (not what the
         profile says of its warnings, ``deliberate:``, which is no I/O option)."""
         data = workload.model_dump(exclude_none=True, exclude={"description", "targets", "sweep", "sections",
-                                                                "engine", "engine_options", "deliberate"})
+                                                                "engine", "engine_options", "deliberate",
+                                                                "stop"})  # stop: check_workload's own word
         for key, default in _FIO_ONLY_DEFAULTS.items():
             if data.get(key) == default:
                 del data[key]
@@ -50,7 +51,9 @@ class DiskspdEngine(Engine):
     def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
         other = [(key, f"options for the {key} engine; this workload runs with DiskSpd")
                  for key in (workload.engine_options or {}) if key != self.name]
-        return other + check_workload(self.options(workload))
+        stop = [("stop", "DiskSpd cannot end a job early and keep its whole result; drop stop for this "
+                 "workload (or run it with fio)")] if workload.stop_rule is not None else []
+        return other + stop + check_workload(self.options(workload))
 
     def file(self, place: Place) -> str:
         folder = (place.directory or "").rstrip("/\\")

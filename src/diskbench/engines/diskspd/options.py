@@ -38,7 +38,8 @@ RW = {  # rw -> (random?, write ratio or None for "from rwmixread")
     "read": (False, 0), "write": (False, 100), "randread": (True, 0), "randwrite": (True, 100),
     "rw": (False, None), "readwrite": (False, None), "randrw": (True, None),
 }
-_IGNORED = {"name", "description", "targets"}  # where and what, not how: not DiskSpd's business
+# where and what, not how (flush_cache: the platform's step before the run): not DiskSpd's business
+_IGNORED = {"name", "description", "targets", "flush_cache"}
 _ENGINES_OK = {None, "default", "windowsaio"}  # DiskSpd always issues overlapped I/O on completion ports
 _DISKSPD_KEYS = ("threads", "caching", "random_align", "interlocked", "cooldown", "write_buffer", "seed",
                  "throughput", "base_offset")

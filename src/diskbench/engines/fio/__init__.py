@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from ...executors.base import Executor
 from ...model import GroupResult
 from ...profile import Workload
-from ..base import Engine, MultiHost, Parsed, Place
+from ..base import Engine, Live, MultiHost, Parsed, Place
 
 if TYPE_CHECKING:
     from ...check import Check
@@ -100,12 +100,27 @@ class FioEngine(Engine):
 
         return log_files(rendered)
 
-    def outcome(self, art: Path, rc: int) -> tuple[list[GroupResult], str | None]:
+    def outcome(self, art: Path, rc: int, *, stopped_early: bool = False) -> tuple[list[GroupResult], str | None]:
         from .logs import attach_series
+        from .parse import PARTIAL_PREFIXES
 
         groups, message = super().outcome(art, rc)
+        if stopped_early and groups:  # fio's SIGINT was the adaptive stop's: the run ended as asked
+            for g in groups:
+                kept = [e for e in g.errors if not e.startswith(PARTIAL_PREFIXES)]
+                if len(kept) < len(g.errors):
+                    g.notes.append("ended by the adaptive stop (stop:) with fio's own SIGINT handling, as asked")
+                g.errors = kept
+            if rc == 0 and not any(g.errors for g in groups):
+                message = None
         attach_series(art, groups)
         return groups, message
+
+    def live(self, ramp_s: float) -> Live:
+        """The status-interval stream on stdout, read document by document (``live.py``)."""
+        from .live import FioLive
+
+        return FioLive(ramp_s, FIO_ARGS)
 
     def multi_host(self) -> MultiHost:
         """fio's client/server mode: ``fio --server`` on every client, one ``fio --client`` here."""

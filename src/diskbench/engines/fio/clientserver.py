@@ -39,6 +39,11 @@ class ClientServer(MultiHost):
     def plan_workload(self, workload: Workload, options: Mapping[str, Any]) -> Workload:
         """``randrepeat=0`` unless the job or ``shared.randrepeat`` says otherwise: with fio's default
         every client seeds its offsets alike and the server answers the same blocks from its cache."""
+        if workload.stop_rule is not None:
+            from ...errors import ProfileError
+
+            raise ProfileError(f"workload {workload.name}: stop: a client group's job (shared:) runs its whole "
+                               "runtime; drop stop for it", hint="run it without --adaptive, or set stop: false on it")
         extra = workload.extra or {}
         if options.get("randrepeat") or any(k in extra for k in RANDOM_KEYS):
             return workload

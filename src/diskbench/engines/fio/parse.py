@@ -58,6 +58,8 @@ _RELATIVE_SLACK = 1e-9
 # state reached, which the check leaves out). The margin is for coarse timer ticks.
 _SHORT_RUN = 0.9
 _EARLY_EXIT_OPTIONS = ("exitall", "exitall_on_error", "exit_what", "number_ios", "steadystate", "ss")
+# How the partial-run errors of ``_stop_text`` begin (an adaptive stop's SIGINT is no failure: __init__.py)
+PARTIAL_PREFIXES = ("fio was stopped by signal ", "fio measured ")
 _SIGNAL_LINE = re.compile(r"^\s*fio: terminating on signal (\d+)\s*$", re.MULTILINE)
 _TIME_UNITS = {"": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6,
                "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0}

@@ -26,6 +26,7 @@ PACKAGE_MANAGERS: tuple[tuple[str, list[str]], ...] = (
 class LinuxPlatform(Platform):
     name: ClassVar[str] = "linux"
     engine: ClassVar[str | None] = "fio"
+    flushes_caches: ClassVar[bool] = True  # LinuxPreparer.flush_cache (flush.py)
 
     def __init__(self) -> None:
         self._shell = PosixShell()

@@ -60,8 +60,13 @@ def _proc_facts(texts: dict[str, str]) -> dict[str, Any]:
 
 
 def target_facts(ex: Executor, path: str) -> dict[str, Any]:
-    """Filesystem of ``path`` and the disks beneath it (model, rotational, scheduler)."""
+    """Filesystem of ``path`` and the disks beneath it (model, rotational, scheduler); for a raw block
+    device (``raw: true``), the disks beneath it alone: the file system that holds its /dev node is not
+    the target's."""
     facts: dict[str, Any] = {"path": path}
+    if path.startswith("/dev/") and (devices := _disks_under(ex, path)):
+        facts["devices"] = devices
+        return facts
     mnt = ex.run(["findmnt", "-J", "-T", path, "-o", "TARGET,SOURCE,FSTYPE,OPTIONS"])
     try:
         fs = json.loads(mnt.stdout)["filesystems"][0]

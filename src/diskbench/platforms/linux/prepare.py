@@ -19,6 +19,7 @@ import shlex
 import socket
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ...errors import DiskbenchError, ExecutionError, SafetyError
@@ -63,6 +64,7 @@ class LinuxPreparer(Preparer):
         self.journal = journal or Journal()
         self.exclusive = exclusive
         self._names: dict[str, int] = {}
+        self._flush_sets: set[str] = set()  # flush_cache's data sets laid out so far (platforms/linux/flush.py)
 
     # --- helpers ----------------------------------------------------------------------------
     def _ok(self, argv: list[str], what: str, timeout: float = 300) -> str:
@@ -229,12 +231,59 @@ class LinuxPreparer(Preparer):
 
     def _lun(self, n: int) -> str:
         known = [self.map.luns[n]] if n < len(self.map.luns) else []
-        for pattern in [*known, *self.map.lun_paths]:
-            path = pattern.format(n=n)
+        paths = [pattern.format(n=n) for pattern in [*known, *self.map.lun_paths]]
+        for path in paths:
             if self.ex.run(["test", "-e", path]).returncode == 0:
                 return self.canonical(path)
+        found = self._lun_namespace(n, paths)
+        if found is not None:
+            return found
         raise ExecutionError(f"{self.ex.name}: no data disk at LUN {n}",
                              hint=self.map.lun_hint or "is the disk attached?")
+
+    def _lun_namespace(self, n: int, tried: list[str]) -> str | None:
+        """LUN ``n`` when no link names it (an image without the cloud's udev rules): the namespace whose
+        nsid is n + the map's offset on the NVMe controller of one of the map's models (Azure's NVMe sizes:
+        namespace 1 is the OS disk, LUN n is namespace n+2). The nsid is the kernel's (``/sys/class/block/
+        NAME/nsid``), not the n in nvme0nN. None when the machine has no such controller; an error when the
+        controller is there but holds no such namespace, or two controllers do."""
+        if not self.map.lun_namespace_models:
+            return None
+        disks = self._disks_of_models(self.map.lun_namespace_models)
+        if not disks:
+            return None
+        want = n + self.map.lun_namespace_offset
+        names = [d.rsplit("/", 1)[-1] for d in disks]
+        out = self.ex.run(["grep", "-H", "", *(f"/sys/class/block/{name}/nsid" for name in names)])
+        nsids: dict[str, str] = {}
+        for line in out.stdout.splitlines():
+            path, _, value = line.partition(":")
+            nsids[path.rsplit("/", 2)[-2] if path.endswith("/nsid") else path] = value.strip()
+        hits = [d for d, name in zip(disks, names, strict=True) if nsids.get(name) == str(want)]
+        models = " or ".join(f"'{m}'" for m in self.map.lun_namespace_models)
+        where = " or ".join(tried) or "(no known place)"
+        if len(hits) > 1:
+            raise ExecutionError(f"{self.ex.name}: LUN {n} is ambiguous: namespace {want} is on several NVMe "
+                                 f"{models} controllers ({', '.join(hits)})", hint="name the disk with device:")
+        if not hits:
+            held = ", ".join(f"{name} is {nsids.get(name) or '?'}" for name in names)
+            raise ExecutionError(f"{self.ex.name}: no data disk at LUN {n}: nothing at {where}, and the NVMe {models} "
+                                 f"controller has no namespace {want} (LUN n is namespace n+"
+                                 f"{self.map.lun_namespace_offset}; its namespaces: {held})",
+                                 hint="is the disk attached at that LUN?")
+        self.line(f"{self.ex.name}: LUN {n} is {hits[0]}, namespace {want} of the NVMe {models} controller "
+                  f"(nothing at {where}: the image lacks the udev rules that make it)")
+        return hits[0]
+
+    def _disks_of_models(self, models: tuple[str, ...]) -> list[str]:
+        """The whole disks (``lsblk -d``) whose model is one of ``models`` (case and padding aside), in name order."""
+        out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
+        if out.returncode != 0:
+            return []
+        wanted = {m.strip().lower() for m in models}
+        found = [d["name"] for d in json.loads(out.stdout)["blockdevices"]
+                 if d.get("type") == "disk" and str(d.get("model") or "").strip().lower() in wanted]
+        return sorted(found, key=lambda n: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", n)])
 
     def _local_nvme(self) -> list[str]:
         out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
@@ -250,9 +299,14 @@ class LinuxPreparer(Preparer):
         """The temp disk where the image mounted it (the Azure agent's /mnt on SCSI sizes); else the raw
         NVMe temp disks of sizes whose temp disks come unformatted (Azure v6), which diskbench formats
         and mounts itself like a device target (ext4, striped if several), or hands to the engine raw
-        when the target asks for it. The user named them through ``temp``, so they may be written: only
-        one that holds the root filesystem or carries partitions or holders someone else made is refused."""
+        when the target asks for it (``raw: true``: the disk, or the RAID0 over several; refused when the
+        temp disk is mounted, which is not raw). The user named them through ``temp``, so they may be
+        written: only one that holds the root filesystem or carries partitions or holders someone else
+        made is refused."""
         mount = self._temp_mount()
+        if mount is not None and target.raw:
+            raise DiskbenchError(f"{self.ex.name}: temp: raw: true takes a temp disk that comes raw; this one is "
+                                 f"formatted and mounted at {mount}", hint="leave raw: out to measure it there")
         if mount is not None:
             directory = f"{mount.rstrip('/')}/diskbench"
             self._ok(["mkdir", "-p", directory], f"mkdir {directory}")
@@ -267,15 +321,15 @@ class LinuxPreparer(Preparer):
         for dev in devices:  # before anything is written: one run per device at a time
             self._lock(target.label, dev)
         self._temp_writable(devices)
-        if getattr(target, "raw", None):
-            if len(devices) != 1:
-                raise DiskbenchError(f"{self.ex.name}: raw: true takes one device, not {len(devices)} temp disks")
-            return Prepared(filename=devices[0], devices=devices)
-        self.line(f"{self.ex.name}: the temp disk{'s' if len(devices) > 1 else ''} {', '.join(devices)} "
-                  "came raw: formatting")
+        if not target.raw:
+            self.line(f"{self.ex.name}: the temp disk{'s' if len(devices) > 1 else ''} {', '.join(devices)} "
+                      "came raw: formatting")
         prepared = Prepared(devices=devices)
         try:
             dev = devices[0] if len(devices) == 1 else self._stripe(devices, prepared, DEFAULT_CHUNK)
+            if target.raw:  # the engine's own: the disk, or the array over all of them (the VM's temp limits)
+                prepared.filename = dev
+                return prepared
             self._mkfs(dev, TEMP_FS)
             prepared.directory = self._mount(dev, None, prepared)
         except BaseException:
@@ -298,15 +352,9 @@ class LinuxPreparer(Preparer):
         """The whole disks whose model is one of the map's raw temp disk models, in name order."""
         if not self.map.temp_nvme_models:
             return []
-        out = self.ex.run(["lsblk", "-J", "-d", "-p", "-o", "NAME,TYPE,MODEL"])
-        if out.returncode != 0:
-            return []
-        models = {m.lower() for m in self.map.temp_nvme_models}
-        found = [d["name"] for d in json.loads(out.stdout)["blockdevices"]
-                 if d.get("type") == "disk" and str(d.get("model") or "").strip().lower() in models]
+        found = self._disks_of_models(self.map.temp_nvme_models)
         roots = self.root_disks() if found else set()
-        return sorted((d for d in found if d not in roots), key=lambda n: [int(t) if t.isdigit() else t
-                                                                             for t in re.split(r"(\d+)", n)])
+        return [d for d in found if d not in roots]
 
     def _temp_writable(self, devices: list[str]) -> None:
         """A raw temp disk may be written (the user named it through ``temp``), a filesystem on it
@@ -416,6 +464,7 @@ class LinuxPreparer(Preparer):
         self.line(f"{self.ex.name}: {target.nfs} mounted with {seen or '?'}")
         folder = f"{point}/diskbench-{self.run_id[-4:]}-{self.name}"
         try:
+            _check_nconnect(self.ex.name, target, seen)
             self._ok(["mkdir", "-p", folder], f"mkdir {folder}")
             self._ok(["chmod", "1777", folder], f"chmod {folder}")
         except BaseException:
@@ -425,6 +474,48 @@ class LinuxPreparer(Preparer):
         prepared.cleanup.append(lambda: self._removed(folder, entry))
         prepared.directory = folder
         return prepared
+
+    def flush_cache(self, where: Prepared, size: int, art: Path, name: str = "flush") -> None:
+        """``flush_cache`` before a job on ``where`` (platforms/linux/flush.py): its separate data set
+        laid out once per run in a folder beside the job's files, written down in the journal and
+        removed with the target."""
+        from .flush import flush
+
+        if size and where.directory is None:
+            raise ExecutionError(f"{self.ex.name}: flush_cache lays out a data set beside the job's files; "
+                                 f"{where.filename} is a raw device",
+                                 hint="flush_cache: true drops the page cache only")
+        folder = f"{(where.directory or '').rstrip('/')}/diskbench-flush-{self.run_id[-4:]}"
+        laid_out = folder in self._flush_sets
+        if size and not laid_out:
+            entry = self.journal.made("scratch", folder)
+            self._flush_sets.add(folder)
+
+            def remove() -> None:
+                self._flush_sets.discard(folder)
+                self._removed(folder, entry)
+
+            where.cleanup.append(remove)
+        flush(self.ex, folder, size, art, name, laid_out=laid_out, line=self.line)
+
+
+def _check_nconnect(host: str, target: NfsTarget, seen: str) -> None:
+    """The mount has the TCP connections asked for: the kernel shares one set per NFS server and version,
+    made by the first mount, so a mount of a server already mounted on the host gets that mount's
+    nconnect, whatever it asks (an nconnect comparison would compare nothing)."""
+    if not seen:
+        return
+    asked, got = _nconnect(target.options), _nconnect(seen)
+    if asked != got:
+        raise ExecutionError(f"{host}: {target.nfs} was mounted with nconnect={got}, not {asked}: the host has "
+                             "another mount of the same server, whose connections every mount of it shares",
+                             hint="unmount the other mount of that server first")
+
+
+def _nconnect(options: str) -> int:
+    """The TCP connections of a mount's options (1 without nconnect=)."""
+    found = re.search(r"(?:^|,)nconnect=(\d+)", options)
+    return int(found[1]) if found else 1
 
 
 def _settle(ex: Executor, sleep: Callable[[float], None]) -> None:

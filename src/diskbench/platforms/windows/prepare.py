@@ -59,6 +59,10 @@ class WindowsPreparer(Preparer):
                 raise ExecutionError(f"{self.ex.name}: target directory {target.dir} does not exist")
             return Prepared(directory=target.dir)
         if isinstance(target, TempTarget):
+            if target.raw:
+                raise DiskbenchError(f"{self.ex.name}: temp: raw: true takes a temp disk that comes raw; Windows "
+                                     f"mounts it as {' or '.join(self.map.temp_drives) or 'a drive'}",
+                                     hint="leave raw: out to measure it there")
             return self._temp()
         if getattr(target, "fs", None) is not None:
             raise DiskbenchError(f"{self.ex.name}: Windows targets are formatted NTFS (64K clusters); remove fs:")

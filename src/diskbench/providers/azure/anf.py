@@ -194,6 +194,7 @@ def plan_advice(plan: Plan) -> list[Advice]:
     if len(known) < len(clients) and known:
         said += f"; {len(clients) - len(known)} of them publish none"
     out = [Advice("anf", f"anf: volume limit {spec.describe_limit()}; {said}", reason="the volume's limit")]
+    out += _own_mounts(profile.machine_entries, clients, spec)
     wanted = min(push, REGULAR_VOLUME_MAX_MIBPS) if known else REGULAR_VOLUME_MAX_MIBPS
     if spec.effective_mibps < wanted:
         rate = MIB_PER_TIB[spec.service_level]
@@ -209,6 +210,28 @@ def plan_advice(plan: Plan) -> list[Advice]:
         out.append(Advice("anf", f"anf: a {spec.pool_tib} TiB pool needs that much NetApp capacity quota {where}; a "
                           f"subscription has {DEFAULT_QUOTA_TIB} TiB unless a support request raised it (the run "
                           "checks the quota before it creates anything)", reason="the pool's quota"))
+    return out
+
+
+def _own_mounts(machines: list[Any], clients: list[Any], spec: AnfVolume) -> list[Advice]:
+    """A note per machine outside the client group that mounts the volume itself (``nfs: shared``): what
+    it can push on its own, beside the volume's limit, in its turn after the group's."""
+    from .schema import Machine
+
+    out = []
+    for m in machines:
+        targets = m.named_targets().values() if isinstance(m, Machine) and m not in clients else []
+        if not any(getattr(t, "on_shared", False) for t in targets):
+            continue
+        mibps = client_mibps(m.size, m.region)
+        if mibps:
+            than = "less than" if mibps < spec.effective_mibps else "at least"
+            can = (f"it can push {mibps:,.0f} MiB/s ({m.size} at {mibps * 2**20 * 8 / 1e6:,.0f} Mbps), {than} "
+                   f"the volume's {spec.effective_mibps:,.0f} MiB/s")
+        else:
+            can = f"no network bandwidth is published for it ({m.size})"
+        out.append(Advice("anf", f"anf: {m.name} mounts the volume itself, after the client group; {can}",
+                          reason="the volume's limit"))
     return out
 
 

@@ -19,7 +19,14 @@ and format the disks" (learn.microsoft.com/azure/virtual-machines/enable-nvme-te
 2026-11-27); up to four of them (converting-scsi-to-nvme-storage.md, ms.date 05/26/2026).
 diskbench finds them by model, as Microsoft's own azure-ephemeral-disk-setup does (``lsblk -o
 NAME,MODEL``), and formats and mounts them itself (striped if several) unless something already
-mounted them at /mnt.
+mounted them at /mnt, or hands one to the engine as it is (``temp: {raw: true}``).
+
+Images without azure-vm-utils, so without ``data/by-lun`` (Debian 12, which has it only in
+bookworm-backports; Ubuntu 20.04, while the Ubuntu archive has it from 22.04's jammy-updates:
+packages.debian.org, packages.ubuntu.com), still find LUN n: the Linux preparer takes the namespace
+whose nsid (``/sys/class/block/NAME/nsid``) is n+2 on the controller of model "MSFT NVMe Accelerator
+v1.0" (``lun_namespace_models``), the rule azure-vm-utils' own ``80-azure-disk.rules`` applies
+(``echo $$((%s{nsid}-2))``).
 """
 
 from __future__ import annotations
@@ -35,13 +42,15 @@ DEVICE_MAP = DeviceMap(
     temp_paths=("/dev/disk/azure/resource-part1",),
     temp_mounts=("/mnt",),
     temp_nvme_models=TEMP_NVME_MODELS,
+    lun_namespace_models=(REMOTE_NVME_MODEL,),  # images without azure-vm-utils (Debian 12, Ubuntu 20.04)
+    lun_namespace_offset=LUN_NAMESPACE_OFFSET,
     nvme_exclude_models=("accelerator",),  # the NVMe front of remote disks on v6 sizes, not a local disk
     lun_locations=(": LUN {n}",),  # Windows: "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2"
     temp_drives=("D:",),  # Windows images mount the temp disk as D:
     lun_hint="is the disk attached? see `ls -l /dev/disk/azure/scsi1` (NVMe sizes such as v6: "
-             "`ls -l /dev/disk/azure/data/by-lun`, made by azure-vm-utils' udev rules, which the image must ship; "
+             "`ls -l /dev/disk/azure/data/by-lun`, made by azure-vm-utils' udev rules, or `lsblk -o NAME,MODEL`: "
              f"LUN n is namespace n+{LUN_NAMESPACE_OFFSET} of the '{REMOTE_NVME_MODEL}' controller, "
-             "e.g. /dev/nvme0n2 for LUN 0: name it with device:) (Windows: Get-Disk)",
+             "e.g. /dev/nvme0n2 for LUN 0) (Windows: Get-Disk)",
     temp_hint="this VM size may have none (v6 sizes: raw NVMe temp disks, model "
               f"'{TEMP_NVME_MODELS[0]}', see `lsblk -o NAME,MODEL`)",
 )

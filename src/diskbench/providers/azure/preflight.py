@@ -165,6 +165,11 @@ def _targets(m: Machine, size: SizeInfo, bad: Report) -> None:
             # enable-nvme-temp-faqs: v6 temp disks come raw, "Customers should initialize and format the disks"
             bad(f"{m.size}'s temp disks are raw NVMe devices, which diskbench formats on Linux only (Windows "
                 "images have no D: there)", f"use a Linux image, or a size with a SCSI temp disk; {NVME_TEMP_DOC}")
+        elif target.kind == "temp" and getattr(target, "raw", None) and not size.temp_nvme:
+            bad(f"temp: raw: true takes a temp disk that comes raw; {m.size}'s is a SCSI disk the Azure agent "
+                f"formats and mounts {'as D:' if m.os == 'windows' else 'at /mnt'}",
+                "leave raw: out to measure it there, or pick a size whose temp "
+                f"disks are raw NVMe (v6, e.g. Standard_D4ds_v6); {NVME_TEMP_DOC}")
         if target.kind == "nvme" and size.nvme_disks == 0:
             bad(f"{m.size} has no local NVMe disks", "use an L-series size such as Standard_L8s_v2")
         luns = [target.value] if target.kind == "lun" else list(target.value) if target.kind == "luns" else []

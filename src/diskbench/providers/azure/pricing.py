@@ -134,6 +134,8 @@ def _machines(plan: Plan) -> tuple[dict[str, float], dict[str, Machine]]:
             continue
         minutes[job.machine] = minutes.get(job.machine, PROVISION_OVERHEAD_MIN) + job.expected_s / 60
         specs[job.machine] = job.entry
+    for name in minutes:  # a machine that mounts the shared volume itself waits for the client group's turn
+        minutes[name] += plan.wait_s(name) / 60
     return minutes, specs
 
 

@@ -30,7 +30,7 @@ from ...executors.keys import KeyPair
 from ...executors.ssh import SSHExecutor
 from ...plan import Unit
 from ...profile import Host, MachineBase
-from ..base import ProviderRun, StopWaiting
+from ..base import MachineUse, ProviderRun, StopWaiting
 from .anf import AnfResources, AnfVolume
 from .errors import arm
 from .groups import DEFAULT_LIFETIME, Journal, create_group, delete_group, group_name, tags
@@ -68,6 +68,7 @@ class AzureRun(ProviderRun):
         self.capabilities: dict[str, SizeInfo] = {}  # live, from the SKU API: saved with the run
         self.region: str | None = None
         self.anf: AnfResources | None = None  # a scale-out run's NetApp volume (profile shared: anf:)
+        self._hourly: dict[str, float | None] = {}  # each machine's price per hour, from plan's table
 
     # --- before the VMs ---------------------------------------------------------------------
     def begin(self, machines: list[MachineBase]) -> None:
@@ -80,6 +81,7 @@ class AzureRun(ProviderRun):
                 self.line(f"pre-flight: {p}")
             raise ProfileError(f"{len(problems)} pre-flight problem(s) against the subscription; nothing was "
                                "created", hint="see the lines above")
+        self._hourly = _hourly(mine)
         region = self.region = mine[0].region
         with arm("creating the resource group"):
             self._create_group(region)
@@ -155,8 +157,10 @@ class AzureRun(ProviderRun):
         nic = done(self.session.network.network_interfaces.begin_create_or_update(
             group, f"{m.name}-nic", nic_body(m.region, self.tags, self._subnets[m.region], pip.id)))
         self.line(f"{m.name}: creating {m.size}")
+        self.used[m.name] = MachineUse(m.name, m.size, time.time(), self._hourly.get(m.name))  # billed from here
         done(self.session.compute.virtual_machines.begin_create_or_update(
-            group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login, host_key=host_key)))
+            group, m.name, vm_body(m, tags=self.tags, nic_id=nic.id, login=self.login, host_key=host_key,
+                                   size=self._size(m.size))))
         if m.os == "windows":
             from .winspec import EXTENSION, extension_body
 
@@ -165,6 +169,11 @@ class AzureRun(ProviderRun):
                 group, m.name, EXTENSION, extension_body(m, tags=self.tags, login=self.login, host_key=host_key)))
         address: str = self.session.network.public_ip_addresses.get(group, f"{m.name}-ip").ip_address
         return address
+
+    def _size(self, name: str) -> SizeInfo | None:
+        """The size as pre-flight read it from the SKU API (None: not read; the size data then answers)."""
+        return self.capabilities.get(name) or next(
+            (info for key, info in self.capabilities.items() if key.lower() == name.lower()), None)
 
     def _done(self, machine: str, group: str, poller: Any) -> Any:
         """The result of a long-running operation of ``machine``'s creation.
@@ -184,7 +193,31 @@ class AzureRun(ProviderRun):
         assert isinstance(job.entry, Machine)
         host = self.create(job.entry)
         self.line(f"{job.machine}: waiting for SSH at {host.address} and cloud-init")
-        return self.wait_ready(host, trust), replace(job, host=host)
+        ex = self.wait_ready(host, trust)
+        if job.machine in self.used:
+            self.used[job.machine].ready = time.time()
+        return ex, replace(job, host=host)
+
+    def release(self, machine: str) -> None:
+        """Delete the machine's VM (its disks and NIC go with it: deleteOption Delete), then its NIC and
+        public IP, while the other machines run on. Azure stops billing the VM when its delete is done.
+        Ctrl-C, or a failure, leaves it to the group's delete at the end."""
+        use = self.used.get(machine)
+        group = self.group
+        if group is None or use is None or use.released is not None or self.stopping.is_set():
+            return
+        net = self.session.network
+        self.line(f"{machine}: its last job is done; deleting its VM")
+        try:
+            with arm(f"{machine}: deleting its VM", self._exists()):
+                self._done(machine, group, self.session.compute.virtual_machines.begin_delete(group, machine))
+                use.released = time.time()
+                self._done(machine, group, net.network_interfaces.begin_delete(group, f"{machine}-nic"))
+                self._done(machine, group, net.public_ip_addresses.begin_delete(group, f"{machine}-ip"))
+        except DiskbenchError as exc:
+            self.line(f"{machine}: {exc}; the delete of {group} at the end of the run takes it")
+            return
+        self.line(f"{machine}: deleted ({use.vm_minutes():.1f} VM-minutes)")
 
     @property
     def holds_resources(self) -> bool:
@@ -232,6 +265,9 @@ class AzureRun(ProviderRun):
         self.line(f"azure: deleting {self.group} and everything in it")
         with arm(f"deleting {self.group}", left):
             delete_group(self.session, self.journal, self.group)
+        now = time.time()
+        for use in self.used.values():  # whatever was still held went with the group
+            use.released = use.released if use.released is not None else now
         self.line(f"azure: deleted {self.group}")
         self.group = None
 
@@ -246,6 +282,21 @@ class AzureRun(ProviderRun):
     def keep_note(self) -> str:
         return (f"kept resource group {self.group}; delete it with `diskbench cleanup --run {self.run_id}` "
                 f"or `az group delete -n {self.group}`; log in with ssh -i {self.key_file} {ADMIN_USER}@<ip>")
+
+
+def _hourly(machines: list[Machine]) -> dict[str, float | None]:
+    """Each machine's VM and disks per hour from the price table ``plan`` uses (None: not priced)."""
+    from .pricing import load_prices, machine_hourly
+
+    try:
+        regions = load_prices()["regions"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    out: dict[str, float | None] = {}
+    for m in machines:
+        hourly, missing = machine_hourly(m, regions[m.region]) if m.region in regions else (None, ["region"])
+        out[m.name] = None if missing else hourly
+    return out
 
 
 def _stopped(machine: str, group: str) -> ExecutionError:

@@ -174,7 +174,17 @@ def region_sizes(region: str | None) -> tuple[dict[str, SizeInfo], str]:
 
 
 def _cached(region: str) -> tuple[dict[str, SizeInfo], str]:
-    doc = json.loads(cache_path(region).read_text())
+    """The region's cached SKU API answer, read once per version of the file (a run's VMs, each looking
+    its size up while they are created in parallel, do not each parse the whole file)."""
+    path = cache_path(region)
+    stat = path.stat()
+    sizes, source = _read_cached(str(path), region, stat.st_mtime_ns, stat.st_size)
+    return dict(sizes), source
+
+
+@lru_cache(maxsize=8)
+def _read_cached(path: str, region: str, mtime_ns: int, size: int) -> tuple[dict[str, SizeInfo], str]:
+    doc = json.loads(Path(path).read_text())
     if isinstance(doc, list):  # written by an older diskbench: SizeInfo fields
         known = {f.name for f in fields(SizeInfo)}
         return {s["name"]: SizeInfo(**{k: v for k, v in s.items() if k in known}) for s in doc}, \

@@ -93,7 +93,10 @@ def disk_controller(m: Machine, size: SizeInfo | None = None) -> str | None:
     return "SCSI" if "SCSI" in size.controllers and gen2 else None
 
 
-def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, host_key: KeyPair) -> dict[str, Any]:
+def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, host_key: KeyPair,
+            size: SizeInfo | None = None) -> dict[str, Any]:
+    """The VM's request body; ``size``: the size as the run's pre-flight read it from the SKU API (else
+    it is looked up in the size data)."""
     body: dict[str, Any] = {
         "location": m.region,
         "tags": tags,
@@ -115,7 +118,7 @@ def vm_body(m: Machine, *, tags: dict[str, str], nic_id: str, login: KeyPair, ho
         from .winspec import windows_os_profile
 
         body["properties"]["osProfile"] = windows_os_profile(m, ADMIN_USER)
-    controller = disk_controller(m)
+    controller = disk_controller(m, size)
     if controller:
         body["properties"]["storageProfile"]["diskControllerType"] = controller
     if m.zone:

@@ -1,0 +1,96 @@
+"""A workload's ``stop:`` block: end each job once its answer is known (``run --adaptive`` gives the defaults).
+
+``stop: {within: 2%, confidence: 95%, min: 10s, max: 60s}``: the job ends once its mean IOPS, MB/s
+and p99 are known within +-2% at 95% confidence and the series shows no trend, never before
+``min`` (default 10 s, or the runtime when that is shorter), at the latest at ``max``. ``max`` is
+the job's runtime: given here, it replaces the workload's ``runtime``; left out, the runtime is
+the maximum. ``stop: true`` takes every default; ``stop: false`` turns a ``defaults.stop`` off for
+one workload. How the rule decides is ``attribution/stop_rule.py``; how the engine is stopped,
+the engine's (``Engine.live``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..attribution.stop_rule import StopRule
+from ..text import shown
+from ..units import parse_duration
+
+WITHIN, CONFIDENCE, MIN = "2%", "95%", "10s"
+
+
+def _percent(value: Any, key: str, low: float, high: float) -> str:
+    """``2%``, ``2`` or ``2.5%`` as text; the bounds are in percent."""
+    text = str(value).strip()
+    try:
+        number = float(text.removesuffix("%"))
+    except ValueError:
+        raise ValueError(f"{shown(value)} is not a percentage; give e.g. {key}: "
+                         f"{WITHIN if key == 'within' else CONFIDENCE}") from None
+    if not low <= number <= high:
+        raise ValueError(f"{shown(value)}: give a percentage from {low:g}% to {high:g}%")
+    return f"{number:g}%"
+
+
+class Stop(BaseModel):
+    """When a job may end before its runtime (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    within: str = Field(WITHIN, description="the +- half-width asked of mean IOPS, MB/s and p99, e.g. 2%")
+    confidence: str = Field(CONFIDENCE, description="the confidence of that interval, e.g. 95%")
+    min: str | None = Field(None, description="the shortest a job runs (default 10s, or the runtime when "
+                            "shorter), e.g. 20s")
+    max: str | None = Field(None, description="the longest a job runs (default: its runtime), e.g. 60s")
+
+    @field_validator("within", mode="before")
+    @classmethod
+    def _within(cls, v: Any) -> str:
+        return _percent(v, "within", 0.1, 50)
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence(cls, v: Any) -> str:
+        return _percent(v, "confidence", 50, 99.9)
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _duration(cls, v: Any) -> Any:
+        if v is None:
+            return v
+        try:
+            seconds = parse_duration(v)
+        except ValueError:
+            raise ValueError(f"{shown(v)} is not a duration; give e.g. 10s or 2m") from None
+        if not 1 <= seconds <= 30 * 86400:
+            raise ValueError(f"{shown(v)}: give a duration from 1s to 30 days")
+        return str(v)
+
+    def rule(self, runtime_s: float) -> StopRule:
+        """The rule for a job whose runtime (its maximum) is ``runtime_s``."""
+        return StopRule(within=float(self.within.removesuffix("%")) / 100,
+                        confidence=float(self.confidence.removesuffix("%")) / 100,
+                        min_s=parse_duration(self.min) if self.min else min(parse_duration(MIN), runtime_s),
+                        max_s=runtime_s)
+
+
+def stop_value(v: Any) -> Any:
+    """``stop: true`` is every default; ``false`` stays (it turns ``defaults.stop`` off); a mapping
+    is read here, so that a wrong key is one error naming it (not one per member of the union)."""
+    if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off"):
+        v = v.lower() in ("true", "yes", "on")  # as --set gives it
+    if v is True:
+        return Stop()
+    if isinstance(v, dict):
+        try:
+            return Stop.model_validate(v)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            key = ".".join(str(p) for p in first["loc"])
+            raise ValueError(f"{key}: {str(first['msg']).removeprefix('Value error, ')}") from None
+    if v is not None and not isinstance(v, (bool, Stop)):
+        raise ValueError(f"{shown(v)}: give true, false or a mapping such as {{within: 2%, max: 60s}}")
+    return v
