@@ -290,3 +290,48 @@ def test_a_probe_that_fails_on_a_readable_device_may_hold_data(loops: Loops) -> 
     # a device this user cannot read (test -r fails) is not looked at, whatever blkid said
     unreadable = Answering({("test", "-r", dev): Completed(["test", "-r", dev], 1, "", "")})
     assert preparer(unreadable).holds_data(dev) == ["cannot be probed, so may hold data (not readable)"]
+
+
+def test_every_partition_and_every_mount_point_is_named(loops: Loops) -> None:
+    """A disk with two partitions names both, and both places where they are mounted (lsblk lists a
+    disk's partitions in order, each with its mount point)."""
+    dev = loops.add(partitions=True)
+    sh("sfdisk", "-q", "--label", "gpt", dev, stdin=",8M,L\n,,L\n")
+    sh("partx", "-a", dev)
+    first, second = f"{dev}p1", f"{dev}p2"
+    assert preparer().holds_data(dev) == [f"has partitions or holders ({first}, {second})", "carries a gpt signature"]
+    ext4(first)
+    ext4(second)
+    a, b = loops.mount_ro(first), loops.mount_ro(second)
+    assert preparer().holds_data(dev) == [f"mounted at {a}, {b}", f"has partitions or holders ({first}, {second})",
+                                         "carries a gpt signature"]
+
+
+def test_a_label_with_an_equals_sign_is_read_as_one_value(loops: Loops) -> None:
+    """blkid -o export prints LABEL=a=b for the label a=b: each line splits at its first '='."""
+    dev = loops.add()
+    sh("mkfs.ext4", "-q", "-F", "-L", "a=b", dev)
+    assert "LABEL=a=b" in sh("blkid", "-p", "-o", "export", dev).splitlines()
+    assert preparer().holds_data(dev) == ["carries a ext4 signature"]
+
+
+class Recording(LocalExecutor):
+    """This machine, remembering whether each command was asked to run privileged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.privileged: dict[str, object] = {}
+
+    def run(self, argv: list[str], *, timeout: float = 60.0, privileged: bool = False) -> Completed:
+        self.privileged[argv[0]] = privileged
+        return super().run(argv, timeout=timeout, privileged=privileged)
+
+
+def test_the_probe_runs_privileged(loops: Loops) -> None:
+    """Only root reads a block device: as a user with sudo, blkid and the readability test must run
+    through it (an unprivileged blkid finds nothing on a device it cannot open, and says so only
+    with its exit code)."""
+    dev = loops.add()
+    ex = Recording()
+    assert preparer(ex).holds_data(dev) == []
+    assert (ex.privileged["blkid"], ex.privileged["test"]) == (True, True)
