@@ -225,7 +225,10 @@ def test_stop_min_longer_than_the_runtime_is_refused() -> None:
     assert error(Workload, {"name": "w", "stop": {"min": "31s"}, "runtime": "30s"}) == (
         "stop.min (31s) is longer than the runtime (30s), the longest the job runs")
     assert error(Workload, {"name": "w", "stop": {"min": "30s", "max": "20s"}}) == (
-        "stop.min (30s) is longer than the runtime (20s), the longest the job runs")
+        "stop.min (30s) is longer than stop.max (20s), the longest the job runs")  # the key the user gave
+    # a YAML float is neither yes/no nor a size: the loader's one line, not pydantic's two (bool, str)
+    assert error(Workload, {"name": "w", "rw": "read", "flush_cache": 1.5}) == (
+        "1.5: give true, or the size of the separate data set to read, e.g. 160g")
 
 
 def test_stop_min_longer_than_the_default_runtime_is_refused_once_merged() -> None:

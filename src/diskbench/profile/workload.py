@@ -226,6 +226,8 @@ class Workload(WorkloadOptions):
     def _flush(cls, v: Any) -> Any:
         if isinstance(v, str) and v.lower() in ("true", "false", "yes", "no", "on", "off"):
             v = v.lower() in ("true", "yes", "on")  # as --set gives it
+        if isinstance(v, float):  # 1.5: neither a yes/no nor a size; one message, not pydantic's two
+            raise ValueError(f"{shown(v)}: give true, or the size of the separate data set to read, e.g. 160g")
         if isinstance(v, (int, str)) and not isinstance(v, bool):
             try:
                 text = _check_size(v)
@@ -280,7 +282,8 @@ class Workload(WorkloadOptions):
             raise ValueError("stop needs a time-based job (its runtime is the maximum); drop time_based: false")
         longest = parse_duration(self.runtime) if self.runtime is not None else None
         if self.stop.min and longest is not None and parse_duration(self.stop.min) > longest:
-            raise ValueError(f"stop.min ({self.stop.min}) is longer than the runtime ({self.runtime}), "
+            given = "stop.max" if self.stop.max is not None else "the runtime"  # the key the user wrote
+            raise ValueError(f"stop.min ({self.stop.min}) is longer than {given} ({self.runtime}), "
                              "the longest the job runs")
         return self
 
