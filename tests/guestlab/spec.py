@@ -178,6 +178,11 @@ class GuestSpec:
         if buses.count("nvme") > nvme_max or buses.count("virtio") > 8:
             raise ValueError(f"GuestSpec {self.name}: at most {nvme_max} NVMe and 8 virtio data disks")
 
+    @property
+    def has_nvme(self) -> bool:
+        """Whether QEMU gives this guest an NVMe controller (then it runs on one host core: guest.py)."""
+        return self.disk_controller == "NVMe" or bool(self.temp_nvme) or any(d.bus == "nvme" for d in self.disks)
+
     def all_disks(self) -> list[DiskSpec]:
         return [*self.disks, *([self.temp] if self.temp else []), *self.temp_nvme,
                 *([self.os_disk] if self.os_disk else [])]

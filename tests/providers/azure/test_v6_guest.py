@@ -28,10 +28,6 @@ DEFAULTS = {"ioengine": "libaio", "direct": True, "bs": "4k", "iodepth": 4, "num
             "runtime": "2s", "ramp_time": "0s", "time_based": True}
 
 
-# Open (issue 30): passes alone (three runs), but in the full guest suite the guest stopped answering
-# SSH during its first fio job (a 3 s job still running at 1m31s); the same stall as the Ctrl-C array test?
-@pytest.mark.xfail(reason="the guest stalled mid-job in the full guest suite; passes alone (issue 30)",
-                   strict=False)
 def test_lun_by_nsid_and_the_raw_temp_disk_without_azure_vm_utils(guest_lab: GuestLab, tmp_path: Path) -> None:
     guest = guest_lab.start(azure_v6("v6bare", data=[DiskSpec("data0"), DiskSpec("data1")], temp_nvme=1))
     guest.check("rm /lib/udev/rules.d/80-lab-azure-disk.rules && udevadm control --reload && "
