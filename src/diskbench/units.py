@@ -9,6 +9,9 @@ from .text import shown
 
 MAX_SIZE = 1 << 60  # 1 EiB: beyond any disk or volume, far inside fio's 64-bit sizes
 MAX_SECONDS = 100 * 365 * 86400.0  # a century: inside every clock and timer the code uses
+# a month: the longest a job, its stop.max or min, a ramp or a warm-up may take; longer than any soak
+# test, short enough for every timer
+MAX_JOB_S = 30 * 86400.0
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _MULT = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4, "p": 1024**5}
 _TIME_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.IGNORECASE)

@@ -10,6 +10,7 @@ the code under test.
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from diskbench.profile.stop import Stop
 from diskbench.profile.targets import NfsTarget
 from diskbench.profile.workload import Section, Workload, WorkloadOptions
 
+from ..conftest import diskbench
 from .test_validation import error, w
 
 GIB = 1024**3
@@ -232,17 +234,100 @@ def test_stop_min_longer_than_the_runtime_is_refused() -> None:
 
 
 def test_stop_min_longer_than_the_default_runtime_is_refused_once_merged() -> None:
+    """What only the merge with the defaults shows is one line too, with the file, the line of the
+    key where the profile gives it and, when that is in defaults, the workload it breaks."""
     assert profile_error("""\
         name: p
         workloads:
           - {name: a, rw: randread, stop: {min: 40s}}
-        """) == "workload 'a': stop.min (40s) is longer than the runtime (30s), the longest the job runs"
+        """) == ("p.yaml:3: workloads[0].stop.min: stop.min (40s) is longer than the runtime (30s), "
+                 "the longest the job runs")
     assert profile_error("""\
         name: p
         defaults: {stop: {min: 20s}}
         workloads:
           - {name: a, rw: randread, runtime: 15s}
-        """) == "workload 'a': stop.min (20s) is longer than the runtime (15s), the longest the job runs"
+        """) == ("p.yaml:2: defaults.stop.min: stop.min (20s) is longer than the runtime (15s), the longest "
+                 "the job runs (workload 'a', line 4)")
+
+
+def test_a_merged_stop_error_names_the_line_of_the_key_in_block_style() -> None:
+    assert profile_error("""\
+        name: p
+        defaults:
+          runtime: 20s
+          stop:
+            within: 3%
+            min: 15s
+        workloads:
+          - name: a
+            rw: randread
+          - name: b
+            rw: randread
+            runtime: 10s
+        """) == ("p.yaml:6: defaults.stop.min: stop.min (15s) is longer than the runtime (10s), the longest "
+                 "the job runs (workload 'b', line 10)")
+    assert profile_error("""\
+        name: p
+        defaults:
+          stop: {max: 20s}
+        workloads:
+          - name: a
+            rw: randread
+            stop:
+              within: 3%
+              min: 25s
+        """) == ("p.yaml:9: workloads[0].stop.min: stop.min (25s) is longer than stop.max (20s), the longest "
+                 "the job runs")
+    # the workload's own protocol against the defaults' stop: the stop named, where it is given
+    assert profile_error("""\
+        name: p
+        defaults:
+          stop: true
+        workloads:
+          - {name: a, rw: randread}
+          - {name: b, rw: randread, protocol: steady_state}
+        """) == ("p.yaml:3: defaults.stop: stop and protocol: steady_state both decide how long a job runs; "
+                 "keep one (workload 'b', line 6)")
+    assert profile_error("""\
+        name: p
+        defaults: {time_based: false}
+        workloads:
+          - {name: a, rw: randread, stop: {within: 5%}}
+        """) == ("p.yaml:2: defaults.time_based: stop needs a time-based job (its runtime is the maximum); "
+                 "drop time_based: false (workload 'a', line 4)")
+
+
+def test_a_stop_check_of_the_workload_alone_names_the_key_too() -> None:
+    assert profile_error("""\
+        name: p
+        workloads:
+          - name: a
+            rw: randread
+            runtime: 30s
+            stop:
+              min: 31s
+        """) == ("p.yaml:7: workloads[0].stop.min: stop.min (31s) is longer than the runtime (30s), the longest "
+                 "the job runs")
+
+
+def test_a_merged_stop_error_is_one_line_from_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(textwrap.dedent("""\
+        name: p
+        defaults:
+          stop:
+            min: 20s
+        workloads:
+          - name: a
+            rw: randread
+            runtime: 15s
+        """))
+    out = diskbench("plan", "--profile", str(path))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr == (f"error: {path}:4: defaults.stop.min: stop.min (20s) is longer than the runtime (15s), "
+                          "the longest the job runs (workload 'a', line 6)\n")
+    assert "Traceback" not in out.stderr
 
 
 def test_stop_with_steady_state_is_refused() -> None:
@@ -302,6 +387,51 @@ def test_defaults_stop_and_a_workload_that_turns_it_off() -> None:
     assert (first.runtime, first.stop_rule) == ("60s", StopRule(within=0.02, confidence=0.95, min_s=10.0,
                                                                 max_s=60.0))
     assert (second.runtime, second.stop, second.stop_rule) == ("60s", False, None)
+
+
+MAXIMA = """\
+    name: p
+    defaults:
+      runtime: 120s
+      stop: {max: 60s, within: 3%}
+    workloads:
+      - {name: own-max, rw: randread, runtime: 10s, stop: {max: 20s}}
+      - {name: own-runtime, rw: randread, runtime: 10s}
+      - {name: own-runtime-own-stop, rw: randread, runtime: 10s, stop: {min: 5s}}
+      - {name: defaults-max, rw: randread}
+      - {name: stop-off, rw: randread, stop: false}
+    """
+
+
+def test_a_workloads_own_runtime_beats_defaults_stop_max() -> None:
+    """The maximum is the first of: the workload's own stop.max, its own runtime, defaults.stop.max,
+    defaults.runtime, the built-in 30 s (docs/adaptive.md)."""
+    p = parse_profile(textwrap.dedent(MAXIMA), "p.yaml")
+    got = {x.name: p.resolved(x) for x in p.workloads}
+    assert {name: (r.runtime, r.stop_rule.max_s if r.stop_rule else None) for name, r in got.items()} == {
+        "own-max": ("20s", 20.0),  # its own stop.max replaces its own runtime
+        "own-runtime": ("10s", 10.0),  # not defaults.stop.max's 60 s
+        "own-runtime-own-stop": ("10s", 10.0),
+        "defaults-max": ("60s", 60.0),  # defaults.stop.max replaces defaults.runtime
+        "stop-off": ("120s", None),  # no stop: defaults.stop.max does not apply
+    }
+    # the rest of defaults.stop still applies, key by key
+    assert got["own-runtime"].stop_rule == StopRule(within=0.03, confidence=0.95, min_s=10.0, max_s=10.0)
+    assert got["own-runtime-own-stop"].stop_rule == StopRule(within=0.03, confidence=0.95, min_s=5.0, max_s=10.0)
+
+
+def test_the_builtin_runtime_is_the_last_maximum() -> None:
+    p = parse_profile("name: p\ndefaults: {stop: {within: 5%}}\nworkloads:\n  - {name: a, rw: read}\n")
+    assert p.resolved(p.workloads[0]).stop_rule == StopRule(within=0.05, confidence=0.95, min_s=10.0, max_s=30.0)
+
+
+def test_a_workloads_stop_true_takes_the_defaults_stop() -> None:
+    p = parse_profile("name: p\ndefaults: {stop: {within: 5%, min: 20s}}\n"
+                      "workloads:\n  - {name: a, rw: read, runtime: 40s, stop: true}\n"
+                      "  - {name: b, rw: read, runtime: 40s, stop: {confidence: 90%}}\n")
+    a, b = (p.resolved(x).stop_rule for x in p.workloads)
+    assert a == StopRule(within=0.05, confidence=0.95, min_s=20.0, max_s=40.0)
+    assert b == StopRule(within=0.05, confidence=0.90, min_s=20.0, max_s=40.0)
 
 
 # --- nfs: shared ------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from diskbench.errors import ProfileError
-from diskbench.profile import bundled_profiles, load_profile, parse_profile, profile_json_schema
+from diskbench.profile import Profile, bundled_profiles, load_profile, parse_profile, profile_json_schema
 
 from ..conftest import diskbench
 
@@ -112,9 +112,13 @@ def test_defaults_and_builtin_defaults_fill_workloads() -> None:
     assert (w.bs, w.iodepth, w.numjobs, w.direct, w.ioengine) == ("4k", 1, 1, True, "libaio")
 
 
-def test_missing_rw_is_an_error() -> None:
-    profile = parse_profile("name: t\nworkloads:\n  - name: a\n")
-    with pytest.raises(ProfileError, match="has no rw"):
+def test_missing_rw_is_an_error_naming_the_workloads_line() -> None:
+    with pytest.raises(ProfileError) as caught:
+        parse_profile("name: t\nworkloads:\n  - {name: x, rw: read}\n  - name: a\n", "p.yaml")
+    assert str(caught.value) == "p.yaml:4: workloads[1]: no rw (set it or defaults.rw)"
+    # a profile built in code has no file: the workload's name and place
+    profile = Profile.model_validate({"name": "t", "workloads": [{"name": "a"}]})
+    with pytest.raises(ProfileError, match=r"^workload 'a': workloads\[0\]: no rw \(set it or defaults.rw\)$"):
         profile.resolved(profile.workloads[0])
 
 

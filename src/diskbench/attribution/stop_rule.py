@@ -5,15 +5,18 @@ as it runs (fio: its status-interval documents, read live), and the watcher says
 A job may stop, never before ``min``, once for every direction that did I/O:
 
 - its mean IOPS, its mean MB/s and its p99 are each known within ``+-within`` at ``confidence``
-  (batch means and batch quantiles over five batches, ``confidence.py``), by two stages: the
-  spread is estimated once, at ``min``, and the job runs as long as that spread says the asked
-  width needs (``Watcher.judge`` says why), and
+  (batch means and batch quantiles over five batches, widened for the correlation of the
+  per-second figures: ``confidence.py``), by two stages: the spread is estimated once, at ``min``,
+  and the job runs as long as that spread says the asked width needs; then the whole run's own
+  intervals must say so too (``Watcher.judge`` says why), and
 - the five batch means of its IOPS pass the SNIA PTS steady-state rule (range within 20% of their
   mean, slope excursion within 10%: ``steady_state.py``), the batches standing for the PTS's rounds,
   so a rate that is still climbing or falling (a burst running out) is never "known".
 
 Otherwise it runs to ``max`` (the workload's runtime), and the result says which way it ended:
 ``confident``; ``max reached`` (steady, but not known that closely); ``not steady`` (a trend).
+The confidence is each figure's own (as for any interval of one figure), not a joint statement
+about all of them at once.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .confidence import BATCHES, Interval, batch_bounds, quantile_interval, rate_interval
+from .confidence import BATCHES, Interval, adjusted, batch_bounds, hist_quantile, quantile_interval, rate_interval
 from .steady_state import steady_state
 
 CONFIDENT, MAX_REACHED, NOT_STEADY = "confident", "max reached", "not steady"
@@ -83,6 +86,7 @@ class Watcher:
     def __init__(self, rule: StopRule) -> None:
         self.rule = rule
         self.series: dict[str, list[Sample]] = {}
+        self.p99s: dict[str, list[float | None]] = {}  # each interval's own p99 (for the correlation)
         self.seconds = 0.0
         self.first: tuple[float, float] | None = None  # (seconds, widest relative half-width) at min
         self.confident: Decision | None = None
@@ -94,21 +98,22 @@ class Watcher:
             return
         count = len(next(iter(self.series.values()), []))
         for name in set(self.series) | set(interval):
-            self.series.setdefault(name, [Sample(length, 0, 0)] * count).append(
-                interval.get(name, Sample(length, 0, 0)))
+            sample = interval.get(name, Sample(length, 0, 0))
+            self.series.setdefault(name, [Sample(length, 0, 0)] * count).append(sample)
+            self.p99s.setdefault(name, [None] * count).append(hist_quantile(sample.hist, PERCENTILE))
         self.seconds += length
 
     def figures(self, within: float | None = None) -> dict[str, Interval | None]:
-        """Each figure's interval now (``read iops``, ``read MB/s``, ``read p99``, ...); None: not yet known.
-        With ``within``, it stops at the first figure not known that closely (the watcher's check
-        runs every second: the histograms are only merged once the rates are known)."""
+        """Each figure's interval now over the whole run so far (``read iops``, ``read MB/s``,
+        ``read p99``, ...); None: not yet known. With ``within``, it stops at the first figure not
+        known that closely (the histograms are only merged once the rates are known)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
             for key in (f"{name} iops", f"{name} MB/s", f"{name} p{PERCENTILE:g}"):
-                out[key] = got = _figure(key, samples, conf)
+                out[key] = got = _figure(key, samples, self.p99s[name], conf)
                 if within is not None and (got is None or got.relative > within):
                     return out
         return out
@@ -127,41 +132,72 @@ class Watcher:
                 return False, f"{name} IOPS trend: {state.text().removeprefix('steady state not achieved: ')}"
         return True, ""
 
+    def two_stage(self) -> float | None:
+        """The first stage's widest relative half-width carried to now: ``r0 * sqrt(n0 / n)``
+        (None before the first stage)."""
+        if self.first is None or self.seconds <= 0:
+            return None
+        n0, r0 = self.first
+        return r0 * math.sqrt(n0 / self.seconds)
+
     def judge(self) -> Decision:
-        """Now, while the job runs: ``confident`` once the job has run as long as the first stage said
-        and the series is steady (never before ``min``); else an empty reason (go on).
+        """Now, while the job runs: ``confident`` once the job has run as long as the first stage said,
+        the whole run's own intervals are as narrow and the series is steady (never before ``min``);
+        else an empty reason (go on).
 
         Two stages (Stein 1945): stopping the first time an interval happens to be narrow picks the
         draws whose spread was underestimated (measured: 83% coverage for a stated 95% on white
         noise), so the spread is estimated once, at ``min``, with Student's t for its own
         uncertainty, and the job runs until that spread gives the asked width:
-        ``n = n0 * (r0 / within)^2``, ``r0`` the widest relative half-width at ``n0``."""
+        ``n = n0 * (r0 / within)^2``, ``r0`` the widest relative half-width at ``n0``. For
+        independent normal figures, the error of the mean at ``n`` over ``r0 * sqrt(n0 / n)`` is
+        Student's t with four degrees of freedom whichever ``n`` the spread chose (the mean is
+        independent of the spread and of a stop decided by it): the width holds at the stated
+        confidence over all jobs, those that stop early and those that run long alike. A job stops
+        only later than that (the check below looks at the spread alone, not at where the mean
+        lies) and never reports a narrower width, so it keeps that.
+
+        Each interval is widened for the correlation of the per-second figures (``confidence.py``:
+        ``adjusted``); and since five batches of a short first stage still see a slowly moving
+        series as quieter than it is, the job also waits until the whole run's own intervals (five
+        batches over everything so far, as large as they can be) are within ``within``: the width
+        reported is the wider of the two."""
+        conf = self.rule.confidence
         if self.seconds + 1e-9 < self.rule.min_s:
-            return Decision("", self.seconds, None, self.rule.confidence)
+            return Decision("", self.seconds, None, conf)
         if self.first is None:
-            figures = self.figures()
-            widest = _widest(figures)
+            widest = _widest(self.figures())
             if widest is None:  # a batch without I/O yet: the first stage waits for it
-                return Decision("", self.seconds, None, self.rule.confidence)
+                return Decision("", self.seconds, None, conf)
             self.first = (self.seconds, widest)
-        n0, r0 = self.first
-        reached = r0 * math.sqrt(n0 / self.seconds)
+        reached = self.two_stage()
+        assert reached is not None
         if reached > self.rule.within + 1e-12:
-            return Decision("", self.seconds, reached, self.rule.confidence)
+            return Decision("", self.seconds, reached, conf)
+        whole = _widest(self.figures(self.rule.within))
+        reached = max(reached, whole if whole is not None else math.inf)
+        if reached > self.rule.within + 1e-12:
+            return Decision("", self.seconds, reached, conf)
         ok, _why = self.steady()
         if ok:
-            self.confident = Decision(CONFIDENT, self.seconds, reached, self.rule.confidence)
+            self.confident = Decision(CONFIDENT, self.seconds, reached, conf)
             return self.confident
-        return Decision("", self.seconds, reached, self.rule.confidence)
+        return Decision("", self.seconds, reached, conf)
 
     def final(self) -> Decision:
         """How the job ended: ``confident`` when ``judge`` said so; else, at max, ``not steady`` when
-        the batches show a trend and ``max reached`` when they do not (the widest relative
-        half-width then over all the run's samples)."""
+        the batches show a trend and ``max reached`` when they do not. The width then is the wider of
+        the whole run's intervals and the first stage's carried to the end (``two_stage``): a job
+        that ran to max because its first stage looked wide keeps that width, so that over all
+        jobs, those that stopped and those that ran to max, the intervals hold at the stated
+        confidence."""
         if self.confident is not None:
             return self.confident
         figures = self.figures()
         reached = _widest(figures)
+        carried = self.two_stage()
+        if reached is not None and carried is not None:
+            reached = max(reached, carried)
         ok, why = self.steady()
         if not ok:
             return Decision(NOT_STEADY, self.seconds, reached, self.rule.confidence, why)
@@ -171,14 +207,17 @@ class Watcher:
         return Decision(MAX_REACHED, self.seconds, reached, self.rule.confidence, detail)
 
 
-def _figure(key: str, samples: list[Sample], confidence: float) -> Interval | None:
-    """One figure's interval over five batches (the first stage's: large batches, ``confidence.py``)."""
+def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidence: float) -> Interval | None:
+    """One figure's interval over five batches (as large as they can be: ``confidence.py``), widened
+    for the correlation of the figure's per-interval values."""
     seconds = [x.seconds for x in samples]
     if key.endswith(" iops"):
-        return rate_interval([x.ios for x in samples], seconds, confidence, BATCHES)
+        return adjusted(rate_interval([x.ios for x in samples], seconds, confidence, BATCHES),
+                        [x.ios / x.seconds if x.seconds > 0 else None for x in samples])
     if key.endswith(" MB/s"):
-        return rate_interval([x.io_bytes / 1e6 for x in samples], seconds, confidence, BATCHES)
-    return quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES)
+        return adjusted(rate_interval([x.io_bytes / 1e6 for x in samples], seconds, confidence, BATCHES),
+                        [x.io_bytes / x.seconds if x.seconds > 0 else None for x in samples])
+    return adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
 
 
 def _widest(figures: dict[str, Interval | None]) -> float | None:

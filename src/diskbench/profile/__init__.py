@@ -17,18 +17,17 @@ if TYPE_CHECKING:
         parse_profile,
         profile_json_schema,
         resolve_profile_path,
-        user_loc,
     )
     from .machines import Host, MachineBase
-    from .schema import LoadedProfile, Profile
+    from .schema import LoadedProfile, Profile, user_loc
     from .targets import KINDS, Target, TargetModel, parse_target
     from .workload import BUILTIN_DEFAULTS, RW_MODES, Section, Workload, WorkloadOptions, writes
 
 _WHERE = {
     "load": ("bundled_profiles", "format_key_path", "load_profile", "parse_profile", "profile_json_schema",
-             "resolve_profile_path", "user_loc"),
+             "resolve_profile_path"),
     "machines": ("Host", "MachineBase"),
-    "schema": ("LoadedProfile", "Profile"),
+    "schema": ("LoadedProfile", "Profile", "user_loc"),
     "targets": ("KINDS", "Target", "TargetModel", "parse_target"),
     "workload": ("BUILTIN_DEFAULTS", "RW_MODES", "Section", "Workload", "WorkloadOptions", "writes"),
 }

@@ -18,14 +18,11 @@ from ..errors import ProfileError
 from ..resources import profiles_dir
 from ..text import control_char, first_unsafe
 from ..yamldoc import format_key_path
-from . import machines as _machines
-from . import targets as _targets
 from .assembly import profile_model, validation_context
-from .schema import LoadedProfile, Profile
+from .schema import LoadedProfile, MergeError, Profile, user_loc
+from .workload import KeyProblem
 
 _PATH_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
-_TAGS = (_targets.TAG_PREFIX, _machines.TAG_PREFIX)
-_VALIDATOR_LABEL = re.compile(r"^[a-z][a-z-]*\[.*\]$")  # pydantic's "function-before[...]", "tagged-union[...]"
 
 
 def bundled_profiles() -> dict[str, Path]:
@@ -154,14 +151,30 @@ def _override_at(loc: list[Any] | tuple[Any, ...], overridden: dict[tuple[Any, .
 
 def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict[tuple[Any, ...], str]) -> Profile:
     try:
-        return profile_model().model_validate(data, context=validation_context())
+        profile = profile_model().model_validate(data, context=validation_context())
     except ValidationError as exc:
         raise _profile_error(exc, node, filename, overridden) from None
+    for workload in profile.workloads:  # what only the merge with the defaults shows: found here, with its line
+        try:
+            profile.resolved(workload)
+        except MergeError as exc:
+            raise ProfileError(_merge_problem(exc, node, filename, overridden)) from None
+    return profile
 
 
-def user_loc(loc: tuple[Any, ...] | list[Any]) -> list[Any]:
-    """A pydantic error location as the user wrote the keys: no union tags or validator labels."""
-    return [p for p in loc if not (isinstance(p, str) and (_VALIDATOR_LABEL.match(p) or p.startswith(_TAGS)))]
+def _merge_problem(exc: MergeError, root: yaml.Node | None, filename: str,
+                   overridden: dict[tuple[Any, ...], str]) -> str:
+    """One line for a problem of a workload merged with the defaults: the file, the line and the key
+    where the profile gives it, and when that is in ``defaults``, the workload it breaks."""
+    loc = list(exc.loc)
+    spec = _override_at(loc, overridden)
+    line = None if spec else yamldoc.line_of(root, loc)
+    where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
+    text = f"{where}: {format_key_path(loc)}: {exc.problem}" if loc else f"{where}: {exc.problem}"
+    if loc[:1] == ["defaults"]:
+        at = yamldoc.line_of(root, ["workloads", exc.index]) if exc.index is not None else None
+        text += f" (workload {exc.workload!r}{f', line {at}' if at else ''})"
+    return text
 
 
 def _profile_error(exc: ValidationError, root: yaml.Node | None, filename: str,
@@ -183,6 +196,8 @@ def _profile_error(exc: ValidationError, root: yaml.Node | None, filename: str,
 
 def _problem(error: Any, loc: list[Any], root: yaml.Node | None, filename: str,
              overridden: dict[tuple[Any, ...], str]) -> str:
+    if isinstance(problem := (error.get("ctx") or {}).get("error"), KeyProblem):
+        loc = [*loc, *problem.key]  # a check of the whole workload about one key in it: that key's line
     path = format_key_path(loc)
     msg = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if error["type"] == "extra_forbidden" and loc:

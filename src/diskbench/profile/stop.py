@@ -4,9 +4,13 @@
 and p99 are known within +-2% at 95% confidence and the series shows no trend, never before
 ``min`` (default 10 s, or the runtime when that is shorter), at the latest at ``max``. ``max`` is
 the job's runtime: given here, it replaces the workload's ``runtime``; left out, the runtime is
-the maximum. ``stop: true`` takes every default; ``stop: false`` turns a ``defaults.stop`` off for
-one workload. How the rule decides is ``attribution/stop_rule.py``; how the engine is stopped,
-the engine's (``Engine.live``).
+the maximum. ``stop: true`` takes ``defaults.stop`` (else every default); ``stop: false`` turns a
+``defaults.stop`` off for one workload. How the rule decides is ``attribution/stop_rule.py``; how
+the engine is stopped, the engine's (``Engine.live``).
+
+A workload's block is laid over ``defaults.stop`` key by key (``Profile.stop_of``), and a
+workload's own setting beats a default: its maximum is the first of its own ``stop.max``, its own
+``runtime``, ``defaults.stop.max``, ``defaults.runtime`` and the built-in runtime.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..attribution.stop_rule import StopRule
 from ..text import shown
-from ..units import parse_duration
+from ..units import MAX_JOB_S, parse_duration
 
 WITHIN, CONFIDENCE, MIN = "2%", "95%", "10s"
 
@@ -65,7 +69,7 @@ class Stop(BaseModel):
             seconds = parse_duration(v)
         except ValueError:
             raise ValueError(f"{shown(v)} is not a duration; give e.g. 10s or 2m") from None
-        if not 1 <= seconds <= 30 * 86400:
+        if not 1 <= seconds <= MAX_JOB_S:
             raise ValueError(f"{shown(v)}: give a duration from 1s to 30 days")
         return str(v)
 

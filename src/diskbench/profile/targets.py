@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 from ..text import plain_values, shown
-from ..units import parse_duration, parse_size
+from ..units import MAX_JOB_S, parse_duration, parse_size
 
 TAG_PREFIX = "target:"  # marks the union's tag in validation error locations (stripped for users)
 
@@ -37,7 +37,7 @@ class _Base(BaseModel):
     @field_validator("warmup")
     @classmethod
     def _warmup(cls, v: bool | str | None) -> bool | str | None:
-        if isinstance(v, str) and parse_duration(v) > 30 * 86400:
+        if isinstance(v, str) and parse_duration(v) > MAX_JOB_S:
             raise ValueError(f"{shown(v)} is longer than 30 days")
         return v
 

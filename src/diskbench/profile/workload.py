@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from ..text import check_line, plain_values, shown
-from ..units import parse_duration, parse_size
+from ..units import MAX_JOB_S, parse_duration, parse_size
 from .stop import Stop, stop_value
 
 if TYPE_CHECKING:
@@ -40,7 +40,6 @@ _ENGINE_RE = re.compile(r"^([a-z0-9_.-]+|external:\S+)$")  # fio engines; extern
 _OPT_RE = re.compile(r"^[a-z0-9_]+$")
 Scalar = str | int | float | bool
 SWEEPABLE = ("rwmixread", "bs", "iodepth", "numjobs")
-MAX_JOB_S = 30 * 86400.0  # a month: longer than any soak test, short enough for every timer
 MAX_BS = 1 << 31  # 2 GiB: fio's block sizes are 32-bit (its bs option takes at most 4 GiB - 1)
 MAX_SWEEP = 64  # values of one sweep; more is a typo or a loop, not a plan
 ENGINES_CONTEXT = "engines"  # validation context key: the installed engines' names (assembly.py)
@@ -50,6 +49,15 @@ ENGINES_CONTEXT = "engines"  # validation context key: the installed engines' na
 DELIBERATE = ("short_runtime", "jobs_over_cpus", "small_working_set", "page_cache", "burst", "not_steady",
               "low_queue_depth", "vm_cap")
 Reason = Annotated[str, Field(min_length=3, max_length=200)]
+
+
+class KeyProblem(ValueError):
+    """A check of a whole workload that is about one key in it (``("stop", "min")``): the loader
+    names that key and its line, where pydantic would name the workload (its ``ctx["error"]``)."""
+
+    def __init__(self, key: tuple[str, ...], message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class Strict(BaseModel):
@@ -275,15 +283,16 @@ class Workload(WorkloadOptions):
         if not isinstance(self.stop, Stop):
             return self
         if self.protocol == "steady_state":
-            raise ValueError("stop and protocol: steady_state both decide how long a job runs; keep one")
+            raise KeyProblem(("stop",), "stop and protocol: steady_state both decide how long a job runs; keep one")
         if self.stop.max is not None:
             self.runtime = self.stop.max
         if self.time_based is False:
-            raise ValueError("stop needs a time-based job (its runtime is the maximum); drop time_based: false")
+            raise KeyProblem(("time_based",),
+                             "stop needs a time-based job (its runtime is the maximum); drop time_based: false")
         longest = parse_duration(self.runtime) if self.runtime is not None else None
         if self.stop.min and longest is not None and parse_duration(self.stop.min) > longest:
             given = "stop.max" if self.stop.max is not None else "the runtime"  # the key the user wrote
-            raise ValueError(f"stop.min ({self.stop.min}) is longer than {given} ({self.runtime}), "
+            raise KeyProblem(("stop", "min"), f"stop.min ({self.stop.min}) is longer than {given} ({self.runtime}), "
                              "the longest the job runs")
         return self
 
