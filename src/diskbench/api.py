@@ -187,7 +187,11 @@ def run(profile: LoadedProfile | str, *, options: RunOptions | None = None, stor
     """Run ``profile`` and return its results.
 
     ``options`` (or its fields as keywords: ``workloads``, ``machines``, ``target_dir``, ``repeats``,
-    ``hosts``, ``known_hosts``, ``provider_options``, ``allow_exec`` ...) say what to run where. The
+    ``hosts``, ``known_hosts``, ``provider_options``, ``allow_exec`` ...) say what to run where.
+    ``repeats="auto"`` (or ``"auto:MAX"``) runs every job 3 times, then again each job the gate finds
+    INCONCLUSIVE against its baseline in the store, until it is decided or ran MAX times (10), judged
+    with the gate policy file ``policy`` (default: the gate's defaults); the run's facts say per job how
+    many repeats it took and why it stopped (``Results.run["facts"]["repeats"]``). The
     pre-flight problems of machines a provider would create stop it before anything is created; the
     plan's warnings go to ``progress.warn``. A run that does not complete raises ``DiskbenchError``
     (``check=False`` returns it instead; ``Results.raise_for_status`` raises later); with a store, its
@@ -199,6 +203,7 @@ def run(profile: LoadedProfile | str, *, options: RunOptions | None = None, stor
 
     opts = options or run_options(**option_fields)
     the_plan = planning.plan_for(_loaded(profile), opts)
+    opts.gate_policy()  # a policy file that does not load stops the run before anything is said or made
     report = planning.PlanReport(the_plan, planning.preflight(the_plan.profile), planning.warnings(the_plan))
     show = progress or NullProgress()
     for text in report.preflight_lines():

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import registry
 from .errors import ProfileError
-from .plan import LOCAL, STATIC, Job, Plan, Unit, expected_seconds, layout_seconds
+from .plan import LOCAL, STATIC, AutoRepeats, Job, Plan, Unit, expected_seconds, layout_seconds
 from .plan_group import check_shared_mounts, group_units
 from .profile.machines import Host, MachineBase
 from .profile.schema import LoadedProfile
@@ -92,7 +92,7 @@ def _retarget(target: TargetModel, target_dir: str | None) -> TargetModel:
 
 def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
                hosts: list[Host] | None = None, destroy_data_on: list[str] | None = None,
-               repeats: int | None = None, workloads: list[str] | None = None,
+               repeats: int | AutoRepeats | None = None, workloads: list[str] | None = None,
                machines: list[str] | None = None, allow_exec: bool = False) -> Plan:
     """Expand a profile into units (see ``_build``); a problem names the profile's file, as every
     other profile error does."""
@@ -105,12 +105,13 @@ def build_plan(loaded: LoadedProfile, *, target_dir: str | None = None,
 
 
 def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | None,
-           destroy_data_on: list[str] | None, repeats: int | None, workloads: list[str] | None,
+           destroy_data_on: list[str] | None, repeats: int | AutoRepeats | None, workloads: list[str] | None,
            machines: list[str] | None, allow_exec: bool) -> Plan:
     """Expand a profile into units. ``hosts`` runs a profile without hosts on the given ones.
 
     Sweeps give one unit per value; repeats run the whole list N times, interleaved (all jobs
-    once, then all again), so a slow drift of the disk spreads over every job alike.
+    once, then all again), so a slow drift of the disk spreads over every job alike; automatic
+    repeats (``AutoRepeats``) plan their minimum, and the runner adds the rounds the gate asks for.
     ``workloads`` keeps only the named workloads, ``machines`` only the named machines and hosts
     (to run one machine of a profile again, or a few at a time). ``allow_exec`` lets engine
     options that run programs through; only the person running diskbench may give it.
@@ -180,6 +181,8 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
             engines[key] = _engine_of(job, allow_exec)
         job.engine = engines[key]
     _check_flush(once)
+    if isinstance(repeats, AutoRepeats):
+        plan.auto, repeats = repeats, repeats.minimum
     n = repeats or profile.repeats
     for rep in range(1, n + 1):
         for job in once:

@@ -121,11 +121,24 @@ class Unit:
         return out
 
 
+@dataclass(frozen=True)
+class AutoRepeats:
+    """``--repeats auto[:MAX]``: every job runs ``minimum`` times (interleaved, as fixed repeats do), then
+    each job the gate finds INCONCLUSIVE runs once more, round after round, up to ``limit`` times."""
+
+    minimum: int
+    limit: int
+
+    def __str__(self) -> str:
+        return f"auto:{self.limit}"
+
+
 @dataclass
 class Plan:
     profile: LoadedProfile
     units: list[Unit] = field(default_factory=list)
     destroy_data_on: list[str] = field(default_factory=list)
+    auto: AutoRepeats | None = None  # repeats until the gate decides (its units are the first rounds)
 
     @property
     def expected_s(self) -> float:

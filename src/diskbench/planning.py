@@ -89,8 +89,8 @@ def plan_for(loaded: LoadedProfile, options: RunOptions) -> Plan:
     """The plan a run with ``options`` runs: the one mapping from run options to a plan (``run``,
     ``plan``, ``resume`` and the library all use it)."""
     return build_plan(loaded, target_dir=options.target_dir, hosts=options.host_models() or None,
-                      destroy_data_on=options.destroy_data_on, repeats=options.repeats, workloads=options.workloads,
-                      machines=options.machines, allow_exec=options.allow_exec)
+                      destroy_data_on=options.destroy_data_on, repeats=options.repeat_rule(),
+                      workloads=options.workloads, machines=options.machines, allow_exec=options.allow_exec)
 
 
 def preflight(loaded: LoadedProfile) -> list[str]:

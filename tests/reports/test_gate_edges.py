@@ -26,10 +26,13 @@ from diskbench.reports.gate import (
     explain,
     fmt_value,
     gate,
+    job_checks,
     load_policy,
     metric_value,
+    noisy_baseline,
     to_junit,
     to_markdown,
+    worst,
 )
 from diskbench.reports.stats import summarize
 from diskbench.store import Store
@@ -440,3 +443,39 @@ def test_policy_file_problems_name_the_file_and_what_it_should_be(tmp_path: Path
         load_policy(str(f))
     assert caught.value.hint == ("the policy's keys are thresholds, jobs, baseline_runs, baseline_days and min_runs "
                                  "(docs/reports-and-gate.md)")
+
+
+# --- a run still under way (run --repeats auto asks between rounds) ------------------------------------
+def test_a_running_run_is_judged_from_its_finished_units_and_nothing_is_recorded(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite")
+    history(store, workloads=("a", "b"))
+    # a: 1000, 1000, 1200 done (the median 1000 passes the 900..1100 band, but 100 / 1066.7 is not
+    # the spread: sample stdev of 1000, 1000, 1200 is 115.5, CV 10.8% > 10%: INCONCLUSIVE); its fourth
+    # is pending and counts for nothing. b: 800 (20% below: REGRESSED) with one repeat.
+    run = add(store, 6, {"a": [R(iops=1000), R(iops=1000), R(iops=1200), R(iops=5000)], "b": [R(iops=800)]},
+              status="running")
+    store.update_job(run, "local/scratch/a#4", status="pending")
+    result = job_checks(store, run, Policy(thresholds={"iops": 0.10}), ["local/scratch/a"])
+    assert [(c.job, c.metric, c.verdict) for c in result.checks] == [("local/scratch/a", "iops", "INCONCLUSIVE")]
+    assert result.checks[0].value == 1000 and result.checks[0].run_cv == pytest.approx(115.47 / 1066.67, abs=1e-4)
+    assert result.verdict == "INCONCLUSIVE" and not noisy_baseline(result.checks[0])
+    both = job_checks(store, run, Policy(thresholds={"iops": 0.10}), ["local/scratch/a", "local/scratch/b"])
+    assert worst(both.checks) == "REGRESSED" and worst([]) == "LEARNING"
+    assert store.get_run(run)["verdict"] is None  # read-only: a run under way has no verdict yet
+    assert gate(store, run, Policy()).verdict == "ERROR"  # the gate proper judges finished runs only
+
+
+def test_a_noisy_baseline_is_told_from_a_noisy_run(tmp_path: Path) -> None:
+    """The band is max(threshold x median, 3 x 1.4826 x MAD): a baseline is too noisy when that is
+    wider than twice the threshold; at exactly twice it is not."""
+    def check(m: float, limit: float, threshold: float | None = 0.10) -> Check:
+        return Check("j", "read", "iops", "INCONCLUSIVE", 1000, m, limit, threshold, 5)
+
+    assert noisy_baseline(check(1000, 799)) and noisy_baseline(check(1000, 1201))  # latency: limit above
+    assert not noisy_baseline(check(1000, 800)) and not noisy_baseline(check(1000, 900))
+    assert not noisy_baseline(check(1000, 700, None)) and not noisy_baseline(Check("j", "read", "iops", "LEARNING"))
+    store = Store(tmp_path / "s.sqlite")
+    history(store, [R(iops=v) for v in (1000, 1200, 850, 1150, 900)])  # median 1000, MAD 150: band 667
+    run = add(store, 6, {"a": [R(iops=1000)] * 3})
+    got = checks(store, run, Policy(thresholds={"iops": 0.10}))["iops"]
+    assert got.verdict == "INCONCLUSIVE" and noisy_baseline(got)

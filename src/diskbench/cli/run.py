@@ -124,7 +124,11 @@ def _path(value: str | None, option: str) -> str | None:
               help="Run a profile without hosts on these SSH hosts (repeatable).")
 @click.option("--workload", "-w", "workloads", multiple=True, metavar="NAME", help="Only this workload (repeatable).")
 @machine_option
-@click.option("--repeats", type=click.IntRange(1, 100), help="Run every job N times, interleaved.")
+@click.option("--repeats", metavar="N|auto[:MAX]", help="Run every job N times, interleaved; auto: 3 times, then "
+              "again each job the gate finds INCONCLUSIVE, round after round, until it decides or the job ran MAX "
+              "times (default 10).")
+@click.option("--policy", metavar="FILE", help="The gate policy (gate.yaml) --repeats auto judges with: the one "
+              "`diskbench gate --policy` will use (default: the gate's defaults).")
 @click.option("--keep", is_flag=True, help="Keep created machines for debugging (prints how to delete them).")
 @click.option("--keep-files", is_flag=True, help="Leave the data files fio laid out in a --target directory.")
 @click.option("--adaptive", is_flag=True, help="End each job once its answer is known (stop: with its defaults "
@@ -135,8 +139,8 @@ def _path(value: str | None, option: str) -> str | None:
 @format_option
 @pass_app
 def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, destinations: tuple[str, ...],
-        workloads: tuple[str, ...], machines: tuple[str, ...], repeats: int | None, keep: bool, keep_files: bool,
-        adaptive: bool, allow_exec: bool, key_file: str | None, sudo: bool,
+        workloads: tuple[str, ...], machines: tuple[str, ...], repeats: str | None, policy: str | None, keep: bool,
+        keep_files: bool, adaptive: bool, allow_exec: bool, key_file: str | None, sudo: bool,
         accept_new_host_key: bool, known_hosts: str | None, destroy: tuple[str, ...], no_install_engine: bool,
         fmt: str, provider_opts: dict[str, Any]) -> None:
     """Run a profile and print its results."""
@@ -144,13 +148,24 @@ def run(app: App, profile: str, overrides: tuple[str, ...], target: str | None, 
 
     hosts = _hosts(destinations, key_file, sudo, no_install_engine)
     options = _options(target, hosts, destroy, accept_new_host_key, known_hosts)
-    options.repeats, options.keep, options.provider_options = repeats, keep, provider_opts
+    options.keep, options.provider_options = keep, provider_opts
+    options.repeats, options.policy = _repeats(options, repeats, _path(policy, "--policy"))
     options.keep_files, options.allow_exec = keep_files, allow_exec
     options.workloads, options.machines = list(workloads) or None, list(machines) or None
     loaded = api.load_profile(profile, list(overrides))
     if adaptive and loaded.profile.defaults.stop is None:  # a profile's own defaults.stop wins
         loaded = api.load_profile(profile, [*overrides, ADAPTIVE])
     _run(app, loaded, options, fmt)
+
+
+def _repeats(options: RunOptions, repeats: str | None, policy: str | None) -> tuple[int | str | None, str | None]:
+    """``--repeats`` and ``--policy`` checked as the library reads them (a wrong one is one line naming
+    it); automatic repeats kept as ``auto:MAX``."""
+    from ..plan import AutoRepeats
+
+    options.repeats, options.policy = repeats, policy
+    rule = options.repeat_rule(("--repeats", "--policy"))
+    return (str(rule) if isinstance(rule, AutoRepeats) else rule), policy
 
 
 def _run(app: App, loaded: LoadedProfile, options: RunOptions, fmt: str) -> None:

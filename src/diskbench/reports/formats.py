@@ -21,6 +21,7 @@ FORMATS = ("table", "json", "markdown", "csv")
 MIB = 1024.0 * 1024.0
 NOT_REMOTE = ("local", "imported")  # hosts shown without a host prefix
 _RUN_KEYS = ("id", "profile", "origin", "started", "finished", "status")
+REPEATS = "repeats"  # the run's facts: automatic repeats, one entry per job that stopped
 
 
 def result_json(r: StoredResult) -> dict[str, Any]:
@@ -58,14 +59,17 @@ def _clat_json(clat: Latency) -> dict[str, Any]:
 
 
 def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
-    doc = {
+    facts = run.get("facts", {})
+    doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run": {**{k: run.get(k) for k in _RUN_KEYS},
-                "host": {k: v for k, v in run.get("facts", {}).items() if k != "machine_use"},
+                "host": {k: v for k, v in facts.items() if k not in ("machine_use", REPEATS)},
                 "targets": run.get("targets", {}), "options": run.get("options", {}),
-                "machines": run.get("facts", {}).get("machine_use", [])},
+                "machines": facts.get("machine_use", [])},
         "results": [result_json(r) for r in results],
     }
+    if facts.get(REPEATS):  # --repeats auto: how many repeats each job took and why it stopped
+        doc["run"]["repeats"] = facts[REPEATS]
     if any(r.repeat > 1 for r in results):
         doc["summary"] = [result_json(r) for r in summarize(results)]
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
@@ -158,9 +162,25 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
         table.add_row(*cells, *(_bound_cell(r) if bounds else []))
     if inexact:
         table.caption.append("~ percentiles not merged exactly (no latency bins in the fio output)")
+    table.caption += repeat_lines(run)
     table.caption += sorted({e for r in results for e in r.errors})
     table.caption += [f"! {w}" for w in _warnings(rows)]
     return table
+
+
+def repeat_lines(run: dict[str, Any]) -> list[str]:
+    """Automatic repeats, one line per job: how many it took and why it stopped."""
+    stops = run.get("facts", {}).get(REPEATS) or []
+    names = [str(s["job"]).rsplit("/", 1)[-1] for s in stops]
+    out = []
+    for stop, name in zip(stops, names, strict=True):
+        why = {"decisive": f"{stop['verdict']}, decided", "limit": "still INCONCLUSIVE at the limit",
+               "no baseline": f"no baseline yet ({stop.get('detail') or 'too few earlier runs'})",
+               "noisy baseline": "INCONCLUSIVE: its baseline is too noisy to decide",
+               "failed": "a repeat failed"}.get(stop["stopped"], stop["stopped"])
+        label = name if names.count(name) == 1 else stop["job"]
+        out.append(f"repeats auto: {label}: {stop['repeats']} repeats, {why}")
+    return out
 
 
 def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:

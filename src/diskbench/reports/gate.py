@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Collection, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import Annotated, Any
@@ -178,7 +179,25 @@ def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
             result.checks.append(Check("-", "-", "run", "ERROR", reason=f"run is {run['status']}"))
         result.verdict = "ERROR"
         return result
-    rows = summarize(store.get_results(run["id"]))
+    _judge(store, run, summarize(store.get_results(run["id"])), policy, result)
+    return result
+
+
+def job_checks(store: Store, run_id: str, policy: Policy, jobs: Collection[str]) -> GateResult:
+    """The gate's checks of some jobs (base keys) of a run that may still be under way, from the results
+    of their units finished so far: what ``run --repeats auto`` asks between rounds. The same rules and
+    baseline as ``gate`` (its window ends when the run started); read-only, nothing is recorded."""
+    run = store.get_run(run_id)
+    done = {j["key"] for j in store.get_jobs(run["id"])
+            if j["status"] == "done" and (j["base_key"] or j["key"]) in jobs}
+    result = GateResult(run["id"], "PASS")
+    _judge(store, run, summarize([r for r in store.get_results(run["id"]) if r.job_key in done]), policy, result)
+    return result
+
+
+def _judge(store: Store, run: dict[str, Any], rows: list[Summary], policy: Policy, result: GateResult) -> None:
+    """Every metric of ``rows`` (a run's medians) against its baseline, into ``result``; its verdict is
+    the worst of them."""
     since, until = _window(run, policy)
     baselines: dict[str | None, list[Summary]] = {}  # per testbed: its newest runs, summarized, newest first
     for row in rows:
@@ -210,9 +229,21 @@ def gate(store: Store, run_ref: str, policy: Policy) -> GateResult:
                 verdict, reason = _within_own_noise(row, metric, change, verdict, reason)
             result.checks.append(Check(row.group_key, row.result.direction, metric, verdict, value, m,
                                        limit, threshold, len(baseline), reason, change, run_cv))
-    verdicts = {c.verdict for c in result.checks} or {"LEARNING"}
-    result.verdict = next(v for v in ORDER if v in verdicts)
-    return result
+    result.verdict = worst(result.checks)
+
+
+def worst(checks: Iterable[Check]) -> str:
+    """The verdict of these checks: the first of ``ORDER`` among them (LEARNING when there are none)."""
+    verdicts = {c.verdict for c in checks} or {"LEARNING"}
+    return next(v for v in ORDER if v in verdicts)
+
+
+def noisy_baseline(c: Check) -> bool:
+    """Whether the baseline's own spread makes ``c`` inconclusive (its band is wider than twice the
+    threshold): no repeat of the run can change that."""
+    if c.baseline_median is None or c.limit is None or c.threshold is None:
+        return False
+    return abs(c.limit - c.baseline_median) > 2 * c.threshold * abs(c.baseline_median)
 
 
 def _run_cv(row: Summary, metric: str) -> float | None:

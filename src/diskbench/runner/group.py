@@ -97,7 +97,7 @@ class GroupWork:
         the group's turn on the shared volume."""
         total = merged([c.attributor for c in self.clients if c.attributor is not None], mode.same_offsets)
         with self.state.active(LocalExecutor()) as controller, self._turn() as go:
-            for job in self.jobs:
+            for _, job in self.state.units(self.jobs):
                 if self.state.stopped or not go:
                     return
                 self._unit(job, ClientGroup(self.engine, mode, version, self._seats(job), controller, total,

@@ -96,7 +96,7 @@ class MachineWork:
                 self.workspace_entry = self.journal.made("workspace", root)
             preparer = self.preparer = self._preparer(ex, platform)
             with contextlib.ExitStack() as turn:
-                for index, job in enumerate(self.jobs):
+                for index, job in self.state.units(self.jobs):
                     if self.state.stopped or (job.on_shared and not self._take_turn(turn)):
                         return
                     places = self._places(job, self.jobs[index:], preparer)

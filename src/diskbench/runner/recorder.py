@@ -164,7 +164,7 @@ class MemoryRecorder:
     def add_jobs(self, run_id: str, jobs: list[dict[str, Any]]) -> None:
         for seq, job in enumerate(jobs):
             self.jobs[run_id].setdefault(job["key"], {
-                "run_id": run_id, "seq": seq, "status": "pending", "rendered": None, "started": None,
+                "run_id": run_id, "seq": job.get("seq", seq), "status": "pending", "rendered": None, "started": None,
                 "finished": None, "exit_code": None, "message": None, "facts": {}, "testbed": None,
                 "base_key": job.get("base_key", job["key"]), "repeat": job.get("repeat", 1),
                 "params": job.get("params", {}), **job})

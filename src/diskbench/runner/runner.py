@@ -17,19 +17,21 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
 from .. import registry
 from ..errors import DiskbenchError, Interrupted, Unavailable, UsageError
 from ..executors.base import Executor
-from ..expand import build_plan
 from ..plan import LOCAL, Plan, Unit
+from ..planning import plan_for
 from ..profile import LoadedProfile, parse_profile
 from ..profile.targets import NfsTarget
 from ..providers.base import MachineUse, ProviderRun, RunContext
+from ..reports.gate import Policy
 from ..store import new_run_id
 from ..store.lock import heartbeat
+from .auto_repeats import Repeater
 from .group import GroupWork
 from .leftovers import stop_local_engines
 from .machine import MachineWork
@@ -57,6 +59,7 @@ class Runner:
 
     # --- entry points -----------------------------------------------------------------------
     def start(self, plan: Plan, options: RunOptions) -> RunOutcome:
+        policy = _policy(plan, options)  # a policy that does not load stops the run before anything exists
         self._check_local(plan.units, options)
         loaded = plan.profile
         run_id = new_run_id()
@@ -72,7 +75,9 @@ class Runner:
                  "base_key": j.base_key, "repeat": j.repeat, "params": j.params()}
                 for j in plan.units
             ])
-        return self._execute(run_id, plan, plan.units, options, fresh=True)
+        repeater = None if plan.auto is None or policy is None else Repeater(self.store, run_id, plan.auto, policy,
+                                                                             self.ui)
+        return self._execute(run_id, plan, plan.units, options, fresh=True, repeater=repeater)
 
     def resume(self, run_ref: str, options: RunOptions | None = None) -> RunOutcome:
         run = self.store.get_run(run_ref)
@@ -84,16 +89,21 @@ class Runner:
             saved.accept_new_host_key, saved.allow_exec = options.accept_new_host_key, options.allow_exec
         profile = parse_profile(run["profile_text"], run["profile_path"] or run["profile"])
         loaded = LoadedProfile(profile=profile, path=run["profile_path"] or "", text=run["profile_text"])
-        plan = build_plan(loaded, target_dir=saved.target_dir, hosts=saved.host_models() or None,
-                          destroy_data_on=saved.destroy_data_on, repeats=saved.repeats, workloads=saved.workloads,
-                          machines=saved.machines, allow_exec=saved.allow_exec)
+        plan = plan_for(loaded, saved)
+        policy = _policy(plan, saved)
         self.store.lock_run(run["id"])  # before anything of the run is touched: one process at a time
+        repeater = None
         try:
             done = self.store.complete_keys(run["id"])
-            todo = [j for j in plan.units if j.key not in done]
+            units = plan.units + self._earlier_rounds(run["id"], plan)
+            todo = [j for j in units if j.key not in done]
             if any(j.provider == LOCAL for j in todo):  # a killed attempt's engine may still be running
                 stop_local_engines(self.store.run_artifacts(run["id"]), self.ui.line)
             self._set_aside(run["id"], todo)
+            if plan.auto is not None and policy is not None:
+                repeater = Repeater(self.store, run["id"], plan.auto, policy, self.ui)
+                repeater.restore(run["facts"])
+                todo += self._next_rounds(repeater, units, todo)
             if not todo:
                 self.ui.line(f"run {run['id']}: every job has a result; nothing to resume")
             self._check_local(todo, saved)
@@ -105,7 +115,29 @@ class Runner:
         except BaseException:
             self.store.finish_run(run["id"], "interrupted")  # let go: it can be resumed again
             raise
-        return self._execute(run["id"], plan, todo, saved)
+        return self._execute(run["id"], plan, todo, saved, repeater=repeater)
+
+    def _earlier_rounds(self, run_id: str, plan: Plan) -> list[Unit]:
+        """The units automatic repeats added to the run after the plan's (recorded in the store before
+        they ran), made again from the plan's unit of the same job."""
+        if plan.auto is None:
+            return []
+        planned = {u.key for u in plan.units}
+        template = {u.base_key: u for u in plan.units}
+        out = []
+        for row in self.store.get_jobs(run_id):
+            base = row["base_key"] or row["key"]
+            if row["key"] not in planned and base in template:
+                out.append(replace(template[base], seq=int(row["seq"]), repeat=int(row["repeat"])))
+        return out
+
+    @staticmethod
+    def _next_rounds(repeater: Repeater, units: list[Unit], todo: list[Unit]) -> list[Unit]:
+        """Resuming: the next round of each job whose repeats so far all ran but that was not decided
+        (the earlier attempt stopped in between)."""
+        waiting, open_ = {u.base_key for u in todo}, set(repeater.open_jobs(units))
+        ready = [u for u in units if u.base_key in open_ - waiting]
+        return repeater.next_round(ready) if ready else []
 
     def _set_aside(self, run_id: str, todo: list[Unit]) -> None:
         """Units that run again keep what their earlier attempt wrote: its folder moves to
@@ -172,9 +204,10 @@ class Runner:
 
     # --- the run ----------------------------------------------------------------------------
     def _execute(self, run_id: str, plan: Plan, todo: list[Unit], options: RunOptions, *,
-                 fresh: bool = False) -> RunOutcome:
+                 fresh: bool = False, repeater: Repeater | None = None) -> RunOutcome:
         """Every machine's part at once; ``fresh``: a new run on hosts, forgotten again when none
-        could be reached (nothing ran: a record would only say "failed" and suggest a resume)."""
+        could be reached (nothing ran: a record would only say "failed" and suggest a resume);
+        ``repeater``: the rounds of automatic repeats each part asks for after its units."""
         outcome = RunOutcome(run_id, "running")
         by_machine: dict[str, list[Unit]] = {}
         for job in todo:
@@ -182,7 +215,11 @@ class Runner:
         self.ui.line(f"run {run_id}: profile {plan.profile.profile.name}, {len(todo)} job(s) on "
                      f"{len(by_machine)} machine(s): {', '.join(by_machine)}")
         trust = self._trust(todo, options)
+        if plan.auto is not None:
+            self.ui.line(f"automatic repeats: {plan.auto.minimum} of each job, then more while INCONCLUSIVE, "
+                         f"up to {plan.auto.limit}")
         state = RunState(run_id, self.store, self.ui, len(todo), outcome, self.provider_runs)
+        state.repeater = repeater
         state.shared = self._shared_volume(plan, todo)
         state.count_parts(list(by_machine.values()))
         # Only where reaching a machine is connecting to it: a cloud's failed creation has left
@@ -333,6 +370,12 @@ class Runner:
             raise Unavailable(f"the shared target {target.label if target else '?'} is no NFS export to mount")
 
         return SharedVolume(make, turns)
+
+
+def _policy(plan: Plan, options: RunOptions) -> Policy | None:
+    """The gate's policy automatic repeats judge with (its defaults without a file); None without them."""
+    policy = options.gate_policy()  # a policy without automatic repeats is refused
+    return (policy or Policy()) if plan.auto is not None else None
 
 
 def dollars(usd: float) -> str:

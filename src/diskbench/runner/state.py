@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..errors import DiskbenchError, SafetyError
 from ..executors.base import Executor
@@ -23,6 +24,9 @@ from .options import RunOutcome
 from .progress import Progress
 from .recorder import Recorder
 from .shared_volume import SharedVolume
+
+if TYPE_CHECKING:
+    from .auto_repeats import Repeater
 
 
 @dataclass
@@ -43,6 +47,7 @@ class RunState:
     quiet_failures: bool = False  # one machine: its connection failure is the run's one error line
     shared: SharedVolume | None = None  # the run's shared volume (a profile's shared:), made once, one part at a time
     parts_left: dict[tuple[str, str], int] = field(default_factory=dict)  # (provider, machine) -> parts using it
+    repeater: Repeater | None = None  # --repeats auto: the rounds after the plan's units
 
     @property
     def stopped(self) -> bool:
@@ -77,6 +82,23 @@ class RunState:
     def nothing_ran(self) -> bool:
         """No machine was reached and nothing was refused: only pre-flight failures, nothing to keep."""
         return self.reached == 0 and self.outcome.done == 0 and not self.outcome.refused
+
+    def units(self, jobs: list[Unit]) -> Iterator[tuple[int, Unit]]:
+        """A part's units with their place in ``jobs``; with automatic repeats, after the last one each
+        further round the gate asks for, appended to ``jobs`` (so a failure still fails them all)."""
+        index = 0
+        while True:
+            while index < len(jobs):
+                yield index, jobs[index]
+                index += 1
+            if self.repeater is None or self.stopped:
+                return
+            more = self.repeater.next_round(jobs)
+            if not more:
+                return
+            with self._lock:
+                self.total += len(more)
+            jobs.extend(more)
 
     def next_index(self) -> int:
         """The number of the unit that starts now (units start in any order on many threads)."""

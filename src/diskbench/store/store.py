@@ -285,13 +285,15 @@ class Store(RunLock, PreparedLog, ArtifactKeeping):
 
     # --- jobs -----------------------------------------------------------------------------
     def add_jobs(self, run_id: str, jobs: list[dict[str, Any]]) -> None:
+        """Jobs in ``pending``, numbered in the order given (or by their own ``seq``: a later round of
+        automatic repeats comes after every job recorded before it)."""
         with self._tx() as tx:
             tx.many(
                 "INSERT INTO jobs (run_id, key, seq, workload, target, host, rendered, base_key, repeat, params,"
                 " testbed) VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (run_id, key) DO NOTHING",
-                [(run_id, job["key"], seq, job["workload"], job["target"], job["host"], job.get("rendered"),
-                  job.get("base_key", job["key"]), job.get("repeat", 1), json.dumps(job.get("params", {})),
-                  job.get("testbed")) for seq, job in enumerate(jobs)],
+                [(run_id, job["key"], job.get("seq", seq), job["workload"], job["target"], job["host"],
+                  job.get("rendered"), job.get("base_key", job["key"]), job.get("repeat", 1),
+                  json.dumps(job.get("params", {})), job.get("testbed")) for seq, job in enumerate(jobs)],
             )
 
     def update_job(self, run_id: str, key: str, **fields: Any) -> None:
