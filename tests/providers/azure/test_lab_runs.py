@@ -59,6 +59,11 @@ LAB_RUNS = {"quiet": 3, "loaded": 2}
 # those shapes must exceed are placed as if they needed 2.5x more: at 14% of the raw budget
 # (passed on a quiet machine at 2,461 IOPS calibrated).
 CACHED_PATH_COST = 2.5
+# Beside a guest that writes unthrottled at the same time (the L-series' local NVMe, which runs flat out since
+# its NVMe devices stopped losing I/O: guestlab README), the ReadWrite-cached OS path reached 492 IOPS where
+# one of three guests' budget was 4,447: 11% of it, against 22-25% on a quiet machine. That shape's caps are
+# placed as if the path needed 9x the raw one.
+CONTENDED_CACHED_PATH_COST = 9.0
 SHARE = 0.15  # of a stripe's writes each member takes at least: 4 equal members take 0.25, 3 take 0.33
 
 
@@ -216,8 +221,11 @@ def test_d8ds_warmed_readonly_cache_reads_at_the_vms_cached_cap(lab: Lab, guest_
     print(calibration.describe(vm.cached_iops))
     with open_cloud(lab, guest_lab, scale) as (arm, labcloud):
         p30_mbps = disk_tier("Premium_LRS", 1024).mbps
+        # 6 s: QEMU's throttle lets a tenth of a second's worth through at once after idle, and what is in
+        # flight when fio's window opens counts in it; over 3 s the two read 108.5% of the cap once
+        # (per second 2,916, 2,684, 2,906 against 2,541), over 6 s they weigh half as much
         doc = run(arm, labcloud, tmp_path, "d8ds-premium", 1, "--workload", "max-read", "--workload", "mixed",
-                  size=lab_size(p30_mbps * scale), iodepth=lab_iodepth(vm.cached_iops * scale))
+                  size=lab_size(p30_mbps * scale), iodepth=lab_iodepth(vm.cached_iops * scale), runtime="6s")
         spec = labcloud.specs["d8ds-v4-premium"]
         cached_cap, p30 = iops_cap(spec.vm_cached), iops_cap(spec.disks[3].cap)
         assert cached_cap > 5 * p30  # published: 77,000 against a P30's 5,000
@@ -437,8 +445,8 @@ def test_l_series_and_ephemeral_os(lab: Lab, guest_lab: GuestLab, calibration: C
     p4 = disk_tier("Premium_LRS", 32)
     assert p4.burst_iops is not None
     need = 1.5 * p4.burst_iops
-    scale = calibration.scale(need * CACHED_PATH_COST, guests=3)
-    print(calibration.describe(need * CACHED_PATH_COST, guests=3))
+    scale = calibration.scale(need * CONTENDED_CACHED_PATH_COST, guests=3)
+    print(calibration.describe(need * CONTENDED_CACHED_PATH_COST, guests=3))
     machines = ["l8s-v2-nvme", "e8ds-v4-ephemeral-os", "e8-v4-no-temp"]
     with open_cloud(lab, guest_lab, scale) as (arm, labcloud):
         doc = run(arm, labcloud, tmp_path, "e8-family", 3, *[a for m in machines for a in ("--machine", m)],
