@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from diskbench.attribution.stop_rule import StopRule
 from diskbench.errors import ProfileError
-from diskbench.profile import parse_profile
+from diskbench.profile import load_profile, parse_profile
 from diskbench.profile.stop import Stop
 from diskbench.profile.targets import NfsTarget
 from diskbench.profile.workload import Section, Workload, WorkloadOptions
@@ -451,3 +451,15 @@ def test_an_nfs_export_is_address_path_or_shared(given: str) -> None:
     with pytest.raises(ValidationError) as caught:
         NfsTarget.model_validate({"nfs": given})
     assert caught.value.errors()[0]["loc"] == ("nfs",)
+
+
+def test_a_merged_stop_error_names_the_set_on_its_other_side(tmp_path: Path) -> None:
+    """stop.min in the file against a runtime given on the command line: the line names that --set too
+    (found by the --set fuzz test on the bundled anf-nfs-scaleout with defaults.runtime=0)."""
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\ndefaults: {rw: randread, runtime: 20s}\nworkloads:\n  - name: a\n"
+                    "    stop: {min: 15s}\n")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(str(path), ["defaults.runtime=10s", "defaults.bs=8k"])
+    assert str(caught.value) == (f"{path}:5: workloads[0].stop.min: stop.min (15s) is longer than the runtime "
+                                 "(10s), the longest the job runs (with --set defaults.runtime=10s --set defaults.bs=8k)")

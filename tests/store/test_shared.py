@@ -242,9 +242,11 @@ def test_a_lost_connection_is_made_again(pg_schema: str, pg_server: Server) -> N
     store = Store(pg_schema)
     run_id = store.create_run(profile="p", profile_path=None, profile_text=None, options={})
     pid = scalar(store, "SELECT pg_backend_pid()")
-    pg_server.admin(f"SELECT pg_terminate_backend({pid})")  # a server restart, a dropped idle connection
+    # a server restart, a dropped idle connection; the timeout makes the server wait until the backend is
+    # gone (without it the next statement could still start on it and be lost midway, not at its BEGIN)
+    pg_server.admin(f"SELECT pg_terminate_backend({pid}, 5000)")
     assert store.get_run(run_id)["id"] == run_id  # a read: made again and retried
-    pg_server.admin(f"SELECT pg_terminate_backend({scalar(store, 'SELECT pg_backend_pid()')})")
+    pg_server.admin(f"SELECT pg_terminate_backend({scalar(store, 'SELECT pg_backend_pid()')}, 5000)")
     store.update_run(run_id, verdict="PASS")  # a transaction whose BEGIN found it lost
     assert store.get_run(run_id)["verdict"] == "PASS"
 

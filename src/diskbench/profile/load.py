@@ -174,6 +174,12 @@ def _merge_problem(exc: MergeError, root: yaml.Node | None, filename: str,
     if loc[:1] == ["defaults"]:
         at = yamldoc.line_of(root, ["workloads", exc.index]) if exc.index is not None else None
         text += f" (workload {exc.workload!r}{f', line {at}' if at else ''})"
+    # the other side of the conflict may be a --set (stop.min in the file against a runtime set on the
+    # command line): name the ones this workload takes, so the line does not blame the file alone
+    others = [s for parts, s in overridden.items() if s != spec and (
+        parts[:1] == ("defaults",) or (exc.index is not None and parts[:2] == ("workloads", exc.index)))]
+    if others:
+        text += f" (with --set {' --set '.join(others)})"
     return text
 
 
