@@ -172,19 +172,23 @@ def test_flush_cache_is_counted_and_shown_where_it_runs() -> None:
 
 def test_the_anf_profile_plans_its_series_then_the_nconnect_comparison() -> None:
     """Seed 002 in one run: the six clients' series on the group, then nconnect-client (a D32s_v4 outside
-    the group) on its two mounts of the same volume, I/O depth swept, the 256 KiB steps flushed first."""
+    the group) on its two mounts of the same volume, the knee of each curve searched (iodepth: auto, QD 1 to
+    64, each step ended by the adaptive stop), the 256 KiB steps flushed first."""
     plan = build_plan(load_profile("anf-nfs-scaleout"))
     group = [u for u in plan.units if u.machines]
     single = [u for u in plan.units if u.machine == "nconnect-client"]
-    assert len(group) == 42 and len(single) == 32 and len(plan.units) == 74
+    assert len(group) == 42 and len(single) == 8 and len(plan.units) == 50
     assert plan.units[:42] == group  # the group's first: the single client takes the volume after it
     assert plan.shared_turns() == ["clients", "nconnect-client"]
     assert plan.wait_s("nconnect-client") == pytest.approx(sum(u.expected_s for u in group))
     assert getattr(single[0].entry, "size", None) == "Standard_D32s_v4"
-    by_mount: dict[str, list[tuple[str, int | None]]] = {}
+    by_mount: dict[str, list[tuple[str, int | None, int | None]]] = {}
     for u in single:
-        by_mount.setdefault(u.target_name, []).append((u.workload.rw or "", u.workload.iodepth))
-    sweep = [(rw, d) for rw in ("randread", "randwrite", "read", "write") for d in (1, 4, 16, 64)]
+        knee = u.workload.knee
+        by_mount.setdefault(u.target_name, []).append((u.workload.rw or "", knee and knee.min_iodepth,
+                                                       knee and knee.max_iodepth))
+        assert u.workload.stop_rule is not None and u.workload.rounds == 8  # 7 doublings and 1 bisection at most
+    sweep = [(rw, 1, 64) for rw in ("randread", "randwrite", "read", "write")]
     assert by_mount == {"nconnect8": sweep, "no-nconnect": sweep}
     options = {u.target_name: getattr(u.target, "options", "") for u in single}
     assert "nconnect=8" in options["nconnect8"] and "nconnect" not in options["no-nconnect"]
@@ -192,5 +196,5 @@ def test_the_anf_profile_plans_its_series_then_the_nconnect_comparison() -> None
     assert [u.workload.name for u in plan.units if u.workload.flush_cache] == [
         f"seq-256k-rwmixread{m}" for m in (100, 75, 50, 25, 0)]
     alone = build_plan(load_profile("anf-nfs-scaleout"), machines=["nconnect-client"])  # the comparison alone
-    assert len(alone.units) == 32 and alone.shared_turns() == ["nconnect-client"]
+    assert len(alone.units) == 8 and alone.shared_turns() == ["nconnect-client"]
     assert alone.wait_s("nconnect-client") == 0

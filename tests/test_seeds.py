@@ -22,6 +22,7 @@ from diskbench.engines.fio.render import render_fio
 from diskbench.expand import build_plan
 from diskbench.plan import Unit
 from diskbench.profile import load_profile
+from diskbench.runner.knee import step_unit
 from diskbench.units import parse_duration, parse_size
 
 from .conftest import FIXTURES, REPO
@@ -417,8 +418,10 @@ def test_anf_profile_runs_the_nconnect_comparison_on_one_d32s_v4() -> None:
     comparison (with and without nconnect)" of "64 KiB sequential reads and writes", each with "a different
     I/O depth each time" and randrepeat=0. So: one more machine, outside the client group, that mounts the
     run's volume itself twice (nfs: shared), with the article's options and with the same but nconnect=8,
-    and runs the same four workloads on each, I/O depth swept; nothing the article does not name is added
-    but the values the profile chooses (``NCONNECT_CHOSEN``)."""
+    and runs the same four workloads on each, I/O depth searched for the knee of each latency-vs-load curve
+    (``iodepth: auto``: a different depth each step); nothing the article does not name is added but the
+    values the profile chooses (``NCONNECT_CHOSEN``), and each step's job file is the one the article's
+    curve would run at that depth."""
     article = seed002_nconnect()
     assert article["vm"] == ["D32s_v4"] and article["with_and_without"] and article["uncached"]
     assert article["mount"] == ["rw,nconnect=8,hard,rsize=262144,wsize=262144,vers=3,tcp,bg"]
@@ -438,15 +441,19 @@ def test_anf_profile_runs_the_nconnect_comparison_on_one_d32s_v4() -> None:
     units = [u for u in plan.units if u.machine == machine.name]
     assert all(u.on_shared and not u.machines for u in units)
     assert plan.shared_turns() == ["clients", machine.name]  # after the six clients, never beside them
-    assert [u.target_name for u in units] == ["nconnect8"] * 16 + ["no-nconnect"] * 16  # one mount, then the other
+    assert [u.target_name for u in units] == ["nconnect8"] * 4 + ["no-nconnect"] * 4  # one mount, then the other
     got: dict[str, dict[tuple[str, str], set[str]]] = {}
     for unit in units:
-        (options,) = fio_jobs(render_fio(unit, [Place(unit.workload, unit.target_label, "/mnt/anf")]))
-        opts = dict(options)
-        assert set(opts) - {"rw", "bs", "randrepeat"} <= NCONNECT_CHOSEN, sorted(opts)
-        assert opts["randrepeat"] == "0"  # caching excluded
-        got.setdefault(unit.target_name, {}).setdefault((opts["rw"], opts["bs"]), set()).add(opts["iodepth"])
-    depths = {"1", "4", "16", "64"}  # the article names none: diskbench's, a different one each time
+        knee = unit.workload.knee  # the article names no depth: the search's, a different one each step
+        assert knee is not None and (knee.min_iodepth, knee.max_iodepth) == (1, 64), unit.workload.name
+        for depth in (1, 2, 4, 8, 16, 32, 64):
+            step = step_unit(unit, depth)
+            (options,) = fio_jobs(render_fio(step, [Place(step.workload, step.target_label, "/mnt/anf")]))
+            opts = dict(options)
+            assert set(opts) - {"rw", "bs", "randrepeat"} <= NCONNECT_CHOSEN, sorted(opts)
+            assert opts["randrepeat"] == "0"  # caching excluded
+            got.setdefault(unit.target_name, {}).setdefault((opts["rw"], opts["bs"]), set()).add(opts["iodepth"])
+    depths = {"1", "2", "4", "8", "16", "32", "64"}
     expected = {("randread", "4096"): depths, ("randwrite", "4096"): depths,
                 ("read", str(64 * 1024)): depths, ("write", str(64 * 1024)): depths}
     assert got == {"nconnect8": expected, "no-nconnect": expected}

@@ -53,6 +53,11 @@ def group_units(profile: Profile, per_client: list[Unit]) -> list[Unit]:
         if job.workload.targets is not None and job.target_name not in job.workload.targets:
             continue
         _check_once(job)
+        if job.workload.knee is not None:
+            raise ProfileError(f"workload {job.workload.name}: iodepth: auto searches the depth on one machine; a "
+                               "client group's job (shared:) runs once at one depth",
+                               hint="give it a fixed iodepth (or a list), or targets: of a machine outside the "
+                               "group that mounts the volume itself (nfs: shared)")
         unit = units.get(job.workload.name)
         if unit is None:
             w = multi_host(job).plan_workload(job.workload, shared.engine_options())

@@ -151,7 +151,8 @@ def shortest(plan: Plan) -> Plan | None:
         rules = [r for r in (job.workload.stop_rule for job in unit.jobs) if r is not None]
         if not rules or not unit.workload.runtime:
             return 0.0
-        return max(0.0, parse_duration(unit.workload.runtime) - max(r.min_s for r in rules))
+        # every engine run of the unit (each step of a knee search) ends at stop.min
+        return max(0.0, parse_duration(unit.workload.runtime) - max(r.min_s for r in rules)) * unit.workload.rounds
 
     if not any(job.workload.stop_rule is not None for unit in plan.units for job in unit.jobs):
         return None

@@ -462,4 +462,5 @@ def test_a_merged_stop_error_names_the_set_on_its_other_side(tmp_path: Path) -> 
     with pytest.raises(ProfileError) as caught:
         load_profile(str(path), ["defaults.runtime=10s", "defaults.bs=8k"])
     assert str(caught.value) == (f"{path}:5: workloads[0].stop.min: stop.min (15s) is longer than the runtime "
-                                 "(10s), the longest the job runs (with --set defaults.runtime=10s --set defaults.bs=8k)")
+                                 "(10s), the longest the job runs "
+                                 "(with --set defaults.runtime=10s --set defaults.bs=8k)")

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..store import StoredResult
 from .bound import rate
+from .knee import NOTE as KNEE_NOTE
 from .limit import Limit
 from .record import limits_of
 
@@ -73,6 +74,13 @@ def explain(result: StoredResult) -> list[str]:
         elif limits:
             lines += _wrap("to measure the next limit up: a deeper queue or more jobs; the result is below "
                            "every limit")
+    knee = [n.removeprefix(KNEE_NOTE) for n in result.notes if n.startswith(KNEE_NOTE)]
+    if knee:  # iodepth: auto: this is the knee's step (or the highest IOPS when there was no knee)
+        lines += _wrap(f"iodepth: auto: {knee[0]}; this result is that step's, and each step is a result of its "
+                       f"own ({result.workload}-iodepthN)")
+    step = result.params.get("knee")
+    if isinstance(step, dict) and step.get("job"):
+        lines += _wrap(f"step {step.get('step')} of the knee search of {step['job']} (iodepth: auto)")
     if result.stop:  # how an adaptive stop (stop:) ended the run, and how well the figures are known
         from .stop_rule import Decision
 

@@ -34,12 +34,18 @@ PERCENTILE = 99.0
 
 @dataclass(frozen=True)
 class StopRule:
-    """``within`` and ``confidence`` as fractions (0.02, 0.95); ``min_s``/``max_s`` in seconds."""
+    """``within`` and ``confidence`` as fractions (0.02, 0.95); ``min_s``/``max_s`` in seconds.
+    ``percentile``: whether the p99 must be known too (a knee search's step waits for its rates
+    alone unless the search has a p99 limit: ``runner/knee.py``)."""
 
     within: float
     confidence: float
     min_s: float
     max_s: float
+    percentile: bool = True
+
+
+RATES_ONLY = "IOPS and MB/s; the p99 as measured"  # a decision's detail when the p99 was not waited for
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,8 @@ class Watcher:
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
-            for key in (f"{name} iops", f"{name} MB/s", f"{name} p{PERCENTILE:g}"):
+            keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
+            for key in keys:
                 out[key] = got = _figure(key, samples, self.p99s[name], conf)
                 if within is not None and (got is None or got.relative > within):
                     return out
@@ -180,7 +187,8 @@ class Watcher:
             return Decision("", self.seconds, reached, conf)
         ok, _why = self.steady()
         if ok:
-            self.confident = Decision(CONFIDENT, self.seconds, reached, conf)
+            self.confident = Decision(CONFIDENT, self.seconds, reached, conf,
+                                      "" if self.rule.percentile else RATES_ONLY)
             return self.confident
         return Decision("", self.seconds, reached, conf)
 
@@ -204,6 +212,7 @@ class Watcher:
         worst = max(((k, v.relative) for k, v in figures.items() if v is not None), key=lambda kv: kv[1],
                     default=None)
         detail = f"widest: {worst[0]}; asked +-{self.rule.within * 100:g}%" if worst else ""
+        detail = detail if self.rule.percentile else "; ".join(x for x in (detail, RATES_ONLY) if x)
         return Decision(MAX_REACHED, self.seconds, reached, self.rule.confidence, detail)
 
 

@@ -130,6 +130,8 @@ class Profile(Strict):
             or None
         merged["deliberate"] = {**(self.defaults.deliberate or {}), **(workload.deliberate or {})} or None
         merged["targets"] = workload.targets
+        if workload.knee is not None:  # the search's, not the defaults' depth
+            merged["iodepth"] = "auto"
         stop = self.stop_of(workload)
         merged["stop"] = stop.model_dump(exclude_unset=True) if isinstance(stop, Stop) else stop
         index = next((i for i, w in enumerate(self.workloads) if w is workload), None)

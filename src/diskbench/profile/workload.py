@@ -27,6 +27,7 @@ from pydantic import (
 
 from ..text import check_line, plain_values, shown
 from ..units import MAX_JOB_S, parse_duration, parse_size
+from .knee import Knee, knee_value
 from .stop import Stop, stop_value
 
 if TYPE_CHECKING:
@@ -118,6 +119,16 @@ class WorkloadOptions(Strict):
     def _stop(cls, v: Any) -> Any:
         return stop_value(v)
 
+    @field_validator("iodepth", mode="before")
+    @classmethod
+    def _auto_here(cls, v: Any) -> Any:
+        """``iodepth: auto`` is a workload's own (``Workload`` takes it before this runs): here, in
+        ``defaults:``, a section or a sweep, it is one message rather than pydantic's integer error."""
+        if isinstance(v, str) and v.strip().lower() == AUTO:
+            raise ValueError("iodepth: auto searches one workload's queue depth: give it on the workload itself "
+                             "(not in defaults, a section or a sweep)")
+        return v
+
     @model_validator(mode="before")
     @classmethod
     def _engine_blocks(cls, data: Any, info: ValidationInfo) -> Any:
@@ -186,6 +197,7 @@ BUILTIN_DEFAULTS = WorkloadOptions(
     direct=True, ioengine="libaio", time_based=True,
 )
 WorkloadName = Annotated[str, AfterValidator(named("workload"))]
+AUTO = "auto"  # iodepth: auto, the knee search
 STEADY_MAX_ROUNDS = 25  # the SNIA PTS's limit (attribution.steady_state.MAX_ROUNDS)
 DRAIN_DEFAULT = "35m"  # a full credit bucket lasts 30 min at the burst cap (Azure disks and VMs)
 
@@ -218,6 +230,45 @@ class Workload(WorkloadOptions):
         "last five (range within 20% of their mean, slope excursion within 10%), at most max_rounds")
     max_rounds: int | None = Field(None, ge=5, le=25, description="rounds at most for protocol: steady_state "
                                    "(default 25, the PTS's)")
+
+    knee: Knee | None = Field(
+        None, description="with iodepth: auto, how the knee of the latency-vs-load curve is searched: "
+        "{min_iodepth: 1, max_iodepth: 256, gain: 10%, p99_under: 2ms, bisect: 1}")
+
+    @field_validator("knee", mode="before")
+    @classmethod
+    def _knee(cls, v: Any) -> Any:
+        return knee_value(v)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _auto_depth(cls, data: Any) -> Any:
+        """``iodepth: auto`` becomes a ``knee`` (its block, or every default); ``knee:`` needs it."""
+        if not isinstance(data, dict):
+            return data
+        depth = data.get("iodepth")
+        if isinstance(depth, str) and depth.strip().lower() == AUTO:
+            data = {k: v for k, v in data.items() if k != "iodepth"}
+            data["knee"] = data.get("knee") if data.get("knee") is not None else {}
+        elif data.get("knee") is not None:
+            fixed = f"a fixed iodepth ({shown(depth)}) has no knee to search" if depth is not None else "only with " \
+                "iodepth: auto"
+            raise KeyProblem(("knee",), f"{fixed}; set iodepth: auto, or drop knee")
+        return data
+
+    @model_validator(mode="after")
+    def _knee_fits(self) -> Workload:
+        """The search's first depth is the job's until it runs (``render`` and ``plan`` show it)."""
+        if self.knee is None:
+            return self
+        if self.protocol == "steady_state":
+            raise KeyProblem(("iodepth",), "iodepth: auto and protocol: steady_state both run the job several "
+                             "times; keep one")
+        if self.sections:
+            raise KeyProblem(("iodepth",), "iodepth: auto searches one job's queue depth; a workload with sections "
+                             "runs several jobs at once: give each section its iodepth")
+        self.iodepth = self.knee.min_iodepth
+        return self
 
     drain_burst: bool | str | None = Field(
         None, description="before measuring, run the job until the target's credit burst is spent (its rate "
@@ -305,7 +356,10 @@ class Workload(WorkloadOptions):
 
     @property
     def rounds(self) -> int:
-        """Engine runs this workload may take: 1, or up to max_rounds under the steady-state protocol."""
+        """Engine runs this workload may take: 1, up to max_rounds under the steady-state protocol, or
+        the most steps of the knee search (``iodepth: auto``)."""
+        if self.knee is not None:
+            return self.knee.steps
         return (self.max_rounds or STEADY_MAX_ROUNDS) if self.protocol == "steady_state" else 1
 
     @model_validator(mode="before")

@@ -8,11 +8,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ..attribution.knee import FACTS as KNEES
 from ..attribution.record import tag
 from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
 from ..text import printable
 from ..units import latency
+from .knees import knee_json, knee_lines
 from .stats import Summary, summarize
 from .textable import Col, TextTable, count
 
@@ -63,13 +65,15 @@ def to_json(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     doc: dict[str, Any] = {
         "schema": SCHEMA,
         "run": {**{k: run.get(k) for k in _RUN_KEYS},
-                "host": {k: v for k, v in facts.items() if k not in ("machine_use", REPEATS)},
+                "host": {k: v for k, v in facts.items() if k not in ("machine_use", REPEATS, KNEES)},
                 "targets": run.get("targets", {}), "options": run.get("options", {}),
                 "machines": facts.get("machine_use", [])},
         "results": [result_json(r) for r in results],
     }
     if facts.get(REPEATS):  # --repeats auto: how many repeats each job took and why it stopped
         doc["run"]["repeats"] = facts[REPEATS]
+    if knee_json(run):  # iodepth: auto: each search's curve, knee, highest IOPS and highest under the p99 limit
+        doc["run"]["knees"] = knee_json(run)
     if any(r.repeat > 1 for r in results):
         doc["summary"] = [result_json(r) for r in summarize(results)]
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
@@ -163,6 +167,7 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
     if inexact:
         table.caption.append("~ percentiles not merged exactly (no latency bins in the fio output)")
     table.caption += repeat_lines(run)
+    table.caption += knee_lines(run)
     table.caption += sorted({e for r in results for e in r.errors})
     table.caption += [f"! {w}" for w in _warnings(rows)]
     return table

@@ -2,7 +2,7 @@
 
 The page opens with a verdict box (``verdict.py``): each run's status, its errors with hints, the
 gate's verdict and each suspect metric. Then the summary table, then the charts, drawn here
-(``charts.py``, ``timeline.py``, ``sweeps.py``, ``trend.py`` on ``svg.py``) so that each one
+(``charts.py``, ``timeline.py``, ``knees.py``, ``sweeps.py``, ``trend.py`` on ``svg.py``) so that each one
 shows its numbers in a legend without a hover, fits an 800 px window, and opens offline; runs,
 places and repetitions of one job share its charts. The one inline script only saves a chart as
 SVG or PNG: nothing loads from elsewhere. Sections with nothing to show are left out.
@@ -25,6 +25,7 @@ from ..version import __version__
 from .charts import MIB, bar_charts, histogram_charts, latency_charts, place, spread
 from .compare import history
 from .gate import Policy
+from .knees import knee_charts
 from .stats import Summary, summarize
 from .sweeps import mix_section, sweep_charts
 from .textable import count
@@ -98,6 +99,11 @@ def _sections(store: Store, runs: list[dict[str, Any]], raw: dict[str, list[Stor
         ("timeline", "Over time", "Per-interval figures of each job as the engine logged them, one chart per "
          "job and metric: a colour per run and storage target, its repetitions solid, dashed and dotted; "
          "grey dashed lines are the published caps the result was compared with.", series_charts(runs, raw)),
+        ("knees", "Knee of the latency curve",
+         "Each iodepth: auto search: p50 (solid) and p99 (dashed) against IOPS, each point labelled with its "
+         "queue depth, the knee marked and the p99 limit drawn when one was given; below each chart, what the "
+         "search found. Every step is also a row of the table and a point of the sweep charts.",
+         knee_charts(runs)),
         ("sweeps", "Sweeps", "", sweep_charts(runs, rows)),
         ("mixes", "Read/write mix",
          "Total IOPS and MiB/s (read + write) against the read percentage, one line per workload; mean "

@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from .. import registry
+from ..attribution.knee import ladder
 from ..plan import Unit
 from ..planning import PlanReport
+from ..profile.workload import Workload
 from ..units import human_seconds
 from .textable import Col, TextTable
 
@@ -15,11 +17,18 @@ SCHEMA = "diskbench.plan/1"
 
 
 def _runtime(unit: Unit) -> str | None:
-    """The declared runtime as ``plan`` shows it: steady-state rounds, draining and flushing said."""
+    """The declared runtime as ``plan`` shows it: steady-state rounds, the knee search's most steps,
+    draining and flushing said."""
     w = unit.workload
     runtime = f"{w.runtime} x{w.rounds}" if w.rounds > 1 and w.runtime else w.runtime
+    runtime = f"{w.runtime} x<={w.rounds} steps" if w.knee is not None and w.runtime else runtime
     runtime = f"{runtime} +drain" if w.drain_burst and runtime else runtime
     return f"{runtime} +flush" if w.flush_cache and runtime else runtime
+
+
+def _depth(w: Workload) -> int | str | None:
+    """The queue depth as ``plan`` shows it: ``auto 1-256`` for the knee search (``iodepth: auto``)."""
+    return f"auto {w.knee.min_iodepth}-{w.knee.max_iodepth}" if w.knee is not None else w.iodepth
 
 
 def plan_table(report: PlanReport) -> TextTable:
@@ -45,11 +54,27 @@ def plan_table(report: PlanReport) -> TextTable:
                 label = f"{unit.machine} ({size}; {storage}) · {unit.target_label}"
             table.add_group(label)
         w = unit.workload
-        declared = (w.rw, w.bs, w.iodepth, w.numjobs, w.size, _runtime(unit))
+        declared = (w.rw, w.bs, _depth(w), w.numjobs, w.size, _runtime(unit))
         table.add_row(unit.seq + 1, w.name, *("-" if v is None else v for v in declared),
                       human_seconds(unit.expected_s))
     table.caption.append(f"{len(p.units)} job(s), expected {human_seconds(p.expected_s)}")
+    table.caption += knee_lines(p.units)
     return table
+
+
+def knee_lines(units: list[Unit]) -> list[str]:
+    """The knee search's upper bound, once per workload: how many depths, of which bisections, how long."""
+    out: dict[str, str] = {}
+    for unit in units:
+        w, knee = unit.workload, unit.workload.knee
+        if knee is None or w.name in out:
+            continue
+        doublings = len(ladder(knee.rule()))
+        out[w.name] = (f"{w.name}: iodepth: auto measures at most {w.rounds} depths ({doublings} doubling QD "
+                       f"{knee.min_iodepth}-{knee.max_iodepth}, {w.rounds - doublings} bisecting), each at most "
+                       f"{w.runtime}: at most {human_seconds(unit.expected_s)}; it ends sooner once the IOPS stop "
+                       "growing" + (" or the p99 passes " + knee.p99_under if knee.p99_under else ""))
+    return list(out.values())
 
 
 def cost_tables(report: PlanReport) -> list[TextTable]:
@@ -82,8 +107,9 @@ def plan_json(report: PlanReport) -> dict[str, Any]:
         units.append({"seq": unit.seq + 1, "workload": w.name, "machine": unit.machine, "provider": unit.provider,
                       "target": unit.target_label, "engine": unit.engine, "clients": list(unit.machines),
                       "jobs": [job.workload.name for job in unit.jobs] if unit.sections else [w.name],
-                      "rw": w.rw, "bs": w.bs, "iodepth": w.iodepth, "numjobs": w.numjobs, "size": w.size,
-                      "runtime": w.runtime, "rounds": w.rounds, "drain_s": w.drain_s,
+                      "rw": w.rw, "bs": w.bs, "iodepth": "auto" if w.knee is not None else w.iodepth,
+                      "numjobs": w.numjobs, "size": w.size, "runtime": w.runtime, "rounds": w.rounds,
+                      "knee": w.knee.model_dump() if w.knee is not None else None, "drain_s": w.drain_s,
                       "flush_cache": w.flush_cache, "repeat": unit.repeat,
                       "expected_s": round(unit.expected_s, 3)})
     return {"schema": SCHEMA, "profile": p.profile.profile.name, "path": p.profile.path,

@@ -9,15 +9,19 @@ the same way. A drive answers from what its part prepared; it never records, cou
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..attribution.attributor import Attributor
 from ..engines.base import Engine, Place
 from ..model import GroupResult
 from ..plan import Unit
 from .progress import JobTracker
+
+if TYPE_CHECKING:
+    from .knee import Searched, Step
 
 
 @dataclass
@@ -66,6 +70,14 @@ class Drive(ABC):
     @abstractmethod
     def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         """The measured run; its exit code. Every file it writes lands in ``art``."""
+
+    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None]) -> Searched:
+        """``iodepth: auto``: the knee search's steps in place of the measured run, each handed to
+        ``record`` as it ends; ``results`` then answers with the knee's step. Only where a unit runs
+        on one machine (the plan refuses it on a client group)."""
+        from ..errors import ExecutionError
+
+        raise ExecutionError(f"{self.label(job)}: iodepth: auto runs on one machine, not here")
 
     @abstractmethod
     def results(self, job: Unit, art: Path, rc: int) -> Outcome:

@@ -25,6 +25,7 @@ from ..model import GroupResult
 from ..plan import LOCAL, Unit
 from ..store.raw import compress
 from .drive import Drive, Outcome, Share
+from .knee import Searched, Step, search_knee
 from .progress import JobTracker
 from .unit import data_passes, drain_burst, run_engine, steady_rounds
 
@@ -47,6 +48,7 @@ class OneMachine(Drive):
     steady: SteadyState | None = None
     drained: Verdict | None = None
     watcher: Watcher | None = None  # a stop: job's, while and after it runs
+    searched: Searched | None = None  # iodepth: auto: how the knee search ended
 
     def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
@@ -77,8 +79,19 @@ class OneMachine(Drive):
                                         self.label(job), self.stopped)
         return rc
 
+    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None]) -> Searched:
+        self.searched = search_knee(self.ex, self.engine, job, self.places, art, tracker, self.attributor, self.line,
+                                    self.label(job), self.stopped, record,
+                                    lambda groups, watcher: stop_verdict(groups, watcher.final()))
+        return self.searched
+
     def results(self, job: Unit, art: Path, rc: int) -> Outcome:
-        """The parsed output, and for sections also the engine's exact merge of their jobs."""
+        """The parsed output, and for sections also the engine's exact merge of their jobs; for a knee
+        search, the knee's step (already attributed: each step was as it ended)."""
+        if self.searched is not None:
+            found = self.searched
+            return Outcome([Share(job.machine, found.groups, None, self.places)] if found.groups else [],
+                           found.groups, found.message)
         stopped_early = self.watcher is not None and self.watcher.confident is not None
         groups, message = self.engine.outcome(art, rc, stopped_early=stopped_early)
         if self.steady is not None:

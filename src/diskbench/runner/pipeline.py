@@ -9,18 +9,24 @@ or interrupted exactly once.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
+from ..attribution.knee import FACTS as KNEES
+from ..attribution.knee import Curve
 from ..model import GroupResult
 from ..plan import Unit
 from ..store import now_iso
 from ..units import human_bytes, latency
 from .drive import Drive, Outcome, Share
+from .knee import Step
 from .progress import JobTracker
 from .recorder import unit_dir
 from .state import RunState
 from .testbed import testbed_key
+
+_FACTS = threading.Lock()  # the machines' threads add their knees to the run's facts one at a time
 
 
 def run_unit(state: RunState, job: Unit, drive: Drive) -> bool:
@@ -43,11 +49,17 @@ def _run(state: RunState, job: Unit, drive: Drive) -> tuple[bool, str | None]:
     index = state.next_index()
     drive.prepare(job, art, label)
     rc = 130
+    curve: Curve | None = None
     with state.ui.job(index, state.total, label, job.expected_s, 0.0) as tracker:
         if state.stopped:  # while preparing: the measured run never starts
             state.ui.line(f"{label}: stopped before measuring")
+        elif job.workload.knee is not None:  # iodepth: auto: the search's steps, each kept as it ends
+            searched = drive.knee(job, art, tracker, lambda step: knee_step(state, job, drive, step))
+            rc, curve = searched.rc, searched.curve
         else:
             rc = drive.measure(job, rendered, art, tracker)
+    if curve is not None:
+        knee_record(state, job, curve, done=not state.stopped)
     if state.stopped:
         state.store.update_job(state.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
         return False, None
@@ -56,6 +68,35 @@ def _run(state: RunState, job: Unit, drive: Drive) -> tuple[bool, str | None]:
     state.store.add_results_many(state.run_id, job.key, [row for share in outcome.shares for row in rows(job, share)])
     drive.kept(art)
     return _finish(state, job, label, tracker, outcome, rc)
+
+
+def knee_step(state: RunState, job: Unit, drive: Drive, step: Step) -> None:
+    """One step of a knee search, stored as a job of its own (named and declared as an ``iodepth``
+    sweep's job, so reports draw the curve and the gate compares each depth with its own testbed) with
+    its results, the moment it ends; an earlier attempt's rows of it make way."""
+    unit = step.unit
+    state.store.add_jobs(state.run_id, [{
+        "key": unit.key, "seq": job.seq, "workload": unit.workload.name, "target": unit.target_label,
+        "host": unit.machine, "base_key": unit.base_key, "repeat": unit.repeat,
+        "params": {**unit.params(), "knee": {"job": job.key, "step": step.number}}}])
+    state.store.drop_results(state.run_id, unit.key)
+    state.store.update_job(state.run_id, unit.key, status="done" if step.message is None else "failed",
+                           started=step.started, finished=step.finished, rendered=step.rendered, exit_code=step.rc,
+                           message=step.message, facts=drive.facts(),
+                           testbed=testbed_key(unit, drive.engine.testbed_text(step.rendered), drive.engine.name,
+                                               drive.version))
+    if step.groups:
+        state.store.add_results_many(state.run_id, unit.key, rows(unit, Share(unit.machine, step.groups, None)))
+
+
+def knee_record(state: RunState, job: Unit, curve: Curve, done: bool) -> None:
+    """What a knee search found, in the run's facts (``knees``: one record per unit, replaced when the
+    unit runs again): its curve, the knee, the highest IOPS, the highest under the p99 limit."""
+    record = {"job": job.key, "base_key": job.base_key, "workload": job.workload.name, "target": job.target_label,
+              "host": job.machine, "repeat": job.repeat, "complete": done, **curve.to_json()}
+    with _FACTS:
+        known = [k for k in state.store.get_run(state.run_id).get("facts", {}).get(KNEES) or [] if k["job"] != job.key]
+        state.store.merge_facts(state.run_id, {KNEES: [*known, record]})
 
 
 def _attribute(job: Unit, outcome: Outcome, art: Path) -> None:

@@ -3,7 +3,8 @@
 Two runs share a testbed when they declare the same machine (a provider's machine spec, or the
 same SSH host / local machine), the same target, the same engine version and the same job file
 (as the engine normalizes it: without comments and without the scratch path it ran in), and
-flush the caches before the job alike (``flush_cache``).
+flush the caches before the job alike (``flush_cache``). A knee search (``iodepth: auto``) declares
+its search too: its own testbed is never a fixed depth's (each of its steps has that depth's).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def declared(job: Unit, job_text: str, engine: str, version: str | None) -> dict
                            "target_name": job.target_label, engine: version, "job": job_text}
     if job.workload.flush_cache:  # what is cached when measuring starts: not in the job file, but declared
         out["flush_cache"] = job.workload.flush_cache
+    if job.workload.knee is not None:  # the job file is its first step's; what it searches is not in it
+        out["knee"] = job.workload.knee.model_dump()
     return out
 
 
