@@ -20,6 +20,7 @@ import signal
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,21 @@ def _decided_at(iops: list[float], threshold: float = 0.10) -> int:
 FLAKY = [170, 200, 230, 200]  # then 200 from there on
 
 
+def _running(db: Path, which: Callable[[dict[str, Any]], bool], timeout: float = 60) -> str | None:
+    """The run in which a job ``which`` picks is running, once one is (None after ``timeout`` s)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        store = Store(db)
+        try:
+            for run in store.list_runs(5):
+                if any(which(j) and j["status"] == "running" for j in store.get_jobs(run["id"])):
+                    return str(run["id"])
+        finally:
+            store.close()
+        time.sleep(0.05)
+    return None
+
+
 def _check_decided(doc: dict[str, Any], lines: list[str], announced_from: int = 4) -> None:
     """``flaky`` of FLAKY against a baseline of 200 (median 200, no spread: its band is the threshold,
     180 to 220): three repeats vary by 30 / 200 = 15% (INCONCLUSIVE, also when one of them is a few
@@ -289,15 +305,7 @@ def test_an_interrupted_run_resumes_its_rounds(tmp_path: Path, db: Path) -> None
     env = _env(tmp_path, {"flaky": FLAKY})
     proc = start_diskbench("run", "--profile", str(profile), "--target", str(tmp_path / "work"), "--repeats",
                            "auto", "--policy", str(tmp_path / "gate.yaml"), db=db, env=env)
-    deadline = time.monotonic() + 60
-    run_id = None
-    while run_id is None and time.monotonic() < deadline:
-        store = Store(db)
-        for run in store.list_runs(5):
-            if any(j["repeat"] == 4 and j["status"] == "running" for j in store.get_jobs(run["id"])):
-                run_id = run["id"]
-        store.close()
-        time.sleep(0.05)
+    run_id = _running(db, lambda j: j["repeat"] == 4)
     assert run_id is not None, "the fourth repeat never ran"
     code, _ = finish(proc, signal.SIGINT)
     assert code == 130
@@ -324,15 +332,7 @@ def test_resume_asks_for_the_rounds_an_interrupted_run_had_not_asked_for(tmp_pat
     env = _env(tmp_path, {"flaky": FLAKY, "steady": [200]})
     proc = start_diskbench("run", "--profile", str(profile), "--target", str(tmp_path / "work"), "--repeats",
                            "auto", "--policy", str(tmp_path / "gate.yaml"), db=db, env=env)
-    deadline = time.monotonic() + 60
-    run_id = None
-    while run_id is None and time.monotonic() < deadline:
-        store = Store(db)
-        for run in store.list_runs(5):
-            if any(j["key"].endswith("/steady#3") and j["status"] == "running" for j in store.get_jobs(run["id"])):
-                run_id = run["id"]
-        store.close()
-        time.sleep(0.05)
+    run_id = _running(db, lambda j: j["key"].endswith("/steady#3"))
     assert run_id is not None, "steady's third repeat never ran"
     assert finish(proc, signal.SIGINT)[0] == 130
     store = Store(db)

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..attribution.knee import KneeRule, steps_at_most
 from ..text import shown
 from ..units import parse_duration
+from .block import read_block
 
 GAIN = "10%"
 MAX_IODEPTH = 256
@@ -91,13 +92,7 @@ class Knee(BaseModel):
 def knee_value(v: Any) -> Any:
     """``knee: {...}`` read here, so that a wrong key is one error naming it (as ``stop:``)."""
     if isinstance(v, dict):
-        try:
-            return Knee.model_validate(v)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(p) for p in first["loc"])
-            problem = str(first["msg"]).removeprefix("Value error, ")
-            raise ValueError(f"{key}: {problem}" if key else problem) from None
+        return read_block(Knee, v)
     if v is not None and not isinstance(v, Knee):
         raise ValueError(f"{shown(v)}: give a mapping such as {{max_iodepth: 256, p99_under: 2ms}}")
     return v

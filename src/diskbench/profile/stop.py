@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..attribution.stop_rule import StopRule
 from ..text import shown
 from ..units import MAX_JOB_S, parse_duration
+from .block import read_block
 
 WITHIN, CONFIDENCE, MIN = "2%", "95%", "10s"
 
@@ -89,12 +90,7 @@ def stop_value(v: Any) -> Any:
     if v is True:
         return Stop()
     if isinstance(v, dict):
-        try:
-            return Stop.model_validate(v)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(p) for p in first["loc"])
-            raise ValueError(f"{key}: {str(first['msg']).removeprefix('Value error, ')}") from None
+        return read_block(Stop, v)
     if v is not None and not isinstance(v, (bool, Stop)):
         raise ValueError(f"{shown(v)}: give true, false or a mapping such as {{within: 2%, max: 60s}}")
     return v
