@@ -14,16 +14,21 @@ nothing more), and the rule must not buy that with time: at most 99%, and a medi
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import special, stats
 
 from diskbench.attribution.confidence import (
+    Interval,
+    _betai,
+    _t_cdf,
     adjusted,
     ar1_adjustment,
     batch_bounds,
     hist_quantile,
+    interval,
     lag1,
     mean_interval,
     quantile_interval,
@@ -233,3 +238,149 @@ def test_never_before_min() -> None:
     rule = StopRule(within=0.05, confidence=0.95, min_s=12, max_s=60)
     w = _run(rule, np.full(60, 5000.0))
     assert w.seconds == 12 and w.judge().reason == CONFIDENT
+
+
+# --- the arithmetic under the intervals, case by case ----------------------------------------------
+# t_quantile keeps what it computed (lru_cache): a test that asks for a (p, dof) another test asked
+# for first would not run the t distribution's code at all. Each test here starts from an empty cache.
+
+
+@pytest.fixture(autouse=True)
+def _fresh_t_quantiles() -> None:
+    t_quantile.cache_clear()
+
+
+@pytest.mark.parametrize("a", [0.5, 1.0, 1.5, 2.0, 4.5, 15.0, 100.0, 1000.0])
+@pytest.mark.parametrize("b", [0.5, 1.0, 2.5, 10.0, 200.0])
+def test_the_incomplete_beta_function_is_scipys(a: float, b: float) -> None:
+    """Both branches of the continued fraction (x below and above (a + 1) / (a + b + 2)), against
+    scipy.special.betainc; the edges of [0, 1] are 0 and 1 outright (and beyond them too)."""
+    for x in (1e-4, 0.01, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.9999):
+        assert _betai(a, b, x) == pytest.approx(special.betainc(a, b, x), rel=1e-11, abs=1e-300), x
+    assert _betai(a, b, 0.0) == 0.0 and _betai(a, b, -0.5) == 0.0
+    assert _betai(a, b, 1.0) == 1.0 and _betai(a, b, 1.5) == 1.0
+
+
+@pytest.mark.parametrize(("a", "x"), [(3.0, 0.728), (4.0, 0.786), (4.0, 0.8), (15.5, 0.873), (20.0, 0.905)])
+def test_the_continued_fraction_is_precise(a: float, x: float) -> None:
+    """The t distribution's b = 1/2 at 6, 8, 31 and 40 degrees of freedom: scipy's value to 1e-14
+    (the code is within 1.2e-16 of it here). Two things keep it so. The fraction stops once it has
+    converged: every step past that multiplies in rounding, and all 300 steps are 1e-13 off at the
+    first three points. And just below the switch point (a + 1) / (a + b + 2) (0.917 and 0.936 for
+    the last two) it is the fraction of I_x itself: 1 - I_{1-x}(b, a) there is 5e-14 off."""
+    assert _betai(a, 0.5, x) == pytest.approx(special.betainc(a, 0.5, x), rel=1e-14, abs=0)
+
+
+@pytest.mark.parametrize("dof", [1, 2, 3, 4, 9, 30, 200])
+def test_the_t_cdf_is_scipys(dof: int) -> None:
+    for x in (0.0, 0.1, 0.5, 1.0, 2.0, 2.776, 10.0, 100.0):
+        assert _t_cdf(x, dof) == pytest.approx(stats.t.cdf(x, dof), rel=1e-12, abs=1e-14), x
+
+
+def test_no_t_quantile_outside_its_domain() -> None:
+    for p, dof in ((0.0, 4), (1.0, 4), (1.2, 4), (0.975, 0)):
+        with pytest.raises(ValueError, match=f"no t quantile for p={p}, dof={dof}"):
+            t_quantile(p, dof)
+
+
+def test_two_batches_are_enough_for_an_interval() -> None:
+    """Two values 1 and 3: mean 2, s^2 = (1 + 1) / 1 = 2, half = t(0.975, 1) * sqrt(2 / 2) = 12.706."""
+    got = interval([1.0, 3.0], 0.95)
+    assert got is not None
+    assert (got.center, got.batches, got.batch_values, got.adjustment) == (2.0, 2, (1.0, 3.0), 1.0)
+    assert got.half == pytest.approx(stats.t.ppf(0.975, 1), rel=1e-9)
+    assert interval([5.0], 0.95) is None and interval([], 0.95) is None
+
+
+def test_a_center_of_zero_is_relatively_unknown() -> None:
+    assert Interval(0.0, 1.0, 5, ()).relative == math.inf
+    assert Interval(-4.0, 1.0, 5, ()).relative == 0.25  # the half over |center|
+
+
+def test_rate_interval_edges() -> None:
+    # one-second batches: each batch's rate is its amount; mean 10, s^2 = (0 + 4 + 1 + 1 + 4) / 4 = 2.5
+    got = rate_interval([10.0, 12.0, 11.0, 9.0, 8.0], [1.0] * 5, 0.95, 5)
+    assert got is not None and got.batch_values == (10.0, 12.0, 11.0, 9.0, 8.0)
+    assert got.half == pytest.approx(stats.t.ppf(0.975, 4) * math.sqrt(2.5 / 5), rel=1e-9)
+    # a batch that lasted no time at all has no rate: no interval (not a division by zero)
+    assert rate_interval([1.0] * 5, [1.0, 1.0, 0.0, 1.0, 1.0], 0.95, 5) is None
+    assert rate_interval([1.0] * 4, [1.0] * 4, 0.95, 5) is None
+
+
+def test_rate_and_quantile_intervals_take_sqrt_n_batches_unless_told() -> None:
+    """36 intervals: floor(sqrt(36)) = 6 batches of 6 (not the first stage's 5 of 7)."""
+    rng = np.random.default_rng(36)
+    amounts = rng.integers(900, 1100, 36).astype(float)
+    seconds = rng.uniform(0.5, 1.5, 36)
+    rates = amounts.reshape(6, 6).sum(axis=1) / seconds.reshape(6, 6).sum(axis=1)
+    got = rate_interval(list(amounts), list(seconds), 0.95)
+    assert got is not None and got.batches == 6
+    lo, hi = stats.t.interval(0.95, 5, loc=rates.mean(), scale=stats.sem(rates))
+    assert (got.center - got.half, got.center + got.half) == pytest.approx((lo, hi), rel=1e-9)
+    hists = [{int(v): 1 for v in rng.integers(1, 1000, 50)} for _ in range(36)]
+    per_batch = [np.percentile([v for h in hists[i:i + 6] for v, c in h.items() for _ in range(c)], 99,
+                               method="inverted_cdf") for i in range(0, 36, 6)]
+    q = quantile_interval(hists, 99, 0.95)
+    assert q is not None and q.batch_values == pytest.approx(per_batch)
+    assert quantile_interval(hists[:4], 99, 0.95) is None  # fewer intervals than batches
+
+
+def test_histogram_percentile_edges() -> None:
+    assert hist_quantile({250: 1}, 99) == 250.0  # a single I/O is its own p99
+    assert hist_quantile({250: 0}, 99) is None  # bins without I/Os: nothing measured
+    assert hist_quantile({3: 2, 7: 2}, 100.5) == 7.0  # past every bin: the largest, never None
+
+
+def test_lag1_on_four_values() -> None:
+    """2, 1, 4, 3: mean 2.5, deviations -0.5 -1.5 1.5 0.5, spread 0.25 + 2.25 + 2.25 + 0.25 = 5,
+    lagged products 0.75 - 2.25 + 0.75 = -0.75, r1 = -0.15; (4 r1 + 1) / (4 - 3) = 0.4. The same
+    series a tenth the size (spread 0.05) has the same correlation."""
+    assert lag1([2.0, 1.0, 4.0, 3.0]) == pytest.approx(0.4)
+    assert lag1([0.2, 0.1, 0.4, 0.3]) == pytest.approx(0.4)
+    # 1, 2, 3, 5: r1 = (1.3125 - 0.1875 + 0.5625) / 8.75 = 0.193, (4 r1 + 1) / 1 = 1.77: PHI_MAX
+    assert lag1([1.0, 2.0, 3.0, 5.0]) == 0.99
+    assert lag1([1.0, 3.0, 2.0, 4.0]) == 0.0  # r1 = -0.35: (4 r1 + 1) < 0, taken as none
+
+
+def _exact_widening(phi: Fraction, size: int, k: int) -> Fraction:
+    """The AR(1) widening in exact arithmetic from the covariance matrix (as in the numpy test above)."""
+    n = size * k
+    # E[size * sample variance of the batch means] = sum_ij A_ij phi^|i - j|,
+    # A_ij = (1[same batch] - 1/k) / (size (k - 1))
+    total = sum(((Fraction(1) if i // size == j // size else Fraction(0)) - Fraction(1, k)) * phi ** abs(i - j)
+                for i in range(n) for j in range(n)) / (size * (k - 1))
+    return (1 + phi) / (1 - phi) / total
+
+
+def test_ar1_adjustment_edges() -> None:
+    # one sample a batch, two batches: E[(x1 - x2)^2 / 2] = 1 - phi, the long-run variance
+    # (1 + phi) / (1 - phi): the factor is (1 + phi) / (1 - phi)^2 = 1.5 / 0.25 = 6 at phi 0.5
+    assert ar1_adjustment(0.5, 1, 2) == pytest.approx(6.0)
+    assert ar1_adjustment(0.5, 1, 5) == pytest.approx(float(_exact_widening(Fraction(1, 2), 1, 5)))
+    assert ar1_adjustment(0.0, 10, 5) == 1.0 and ar1_adjustment(-0.5, 10, 5) == 1.0  # no (or a negative) correlation
+    assert ar1_adjustment(0.5, 0, 5) == 1.0 and ar1_adjustment(0.5, 10, 1) == 1.0  # no batches to widen
+
+
+@pytest.mark.parametrize(("phi", "size", "k"), [(1 - 2**-30, 2, 5), (1 - 2**-53, 2, 2)])
+def test_a_correlation_near_one_widens_without_bound(phi: float, size: int, k: int) -> None:
+    """So near 1 the batch means see almost none of the variance: the exact factor is beyond 1e16,
+    more than float arithmetic carries through the cancellation; the answer is inf, never 1."""
+    assert _exact_widening(Fraction(phi), size, k) > 10**16
+    assert ar1_adjustment(phi, size, k) == math.inf
+
+
+def test_the_adjustment_uses_the_intervals_own_batches() -> None:
+    """49 values in floor(sqrt(49)) = 7 batches of 7: the widening is for 7 batches of 7, with the
+    bias-corrected lag-1 correlation of the values (numpy), and the interval keeps the factor."""
+    x = list(1000 + 30 * _ar1(np.random.default_rng(49), 49, 0.6))
+    got = mean_interval(x, 0.95)
+    assert got is not None and got.batches == 7
+    d = np.asarray(x) - np.mean(x)
+    phi = min(0.99, max(0.0, (49 * float(np.dot(d[:-1], d[1:]) / np.dot(d, d)) + 1) / (49 - 3)))
+    assert phi > 0.3
+    factor = float(_exact_widening(Fraction(phi), 7, 7))
+    wide = adjusted(got, x)
+    assert wide is not None
+    assert wide.adjustment == pytest.approx(factor, rel=1e-9)
+    assert wide.half == pytest.approx(got.half * math.sqrt(factor), rel=1e-9)
+    assert adjusted(None, x) is None

@@ -1,0 +1,415 @@
+"""The adaptive stop's decisions, figure by figure, on series whose answers are worked out here.
+
+Most series alternate within each batch: batch means m_1..m_5, every batch made of the seconds
+m + 200 and m - 200. The seconds' lag-1 correlation is then strongly negative (r1 near -0.9), which
+the rule takes as none (no widening), so each figure's interval is the textbook one over the five
+batch means: ``t(0.975, 4) * s / sqrt(5)``, s the batch means' standard deviation (scipy's t). The
+bytes are 4 MB every second (MB/s known exactly: half-width 0) and every I/O sits in the 100 us bin
+(the p99 known exactly) unless a test says otherwise; the rest is numpy's. Nothing here runs fio or
+waits: a Watcher is fed its intervals by hand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from diskbench.attribution.stop_rule import (
+    CONFIDENT,
+    MAX_REACHED,
+    NOT_STEADY,
+    RATES_ONLY,
+    Decision,
+    Sample,
+    StopRule,
+    Watcher,
+)
+
+T4 = float(stats.t.ppf(0.975, 4))  # 2.776: five batches, four degrees of freedom
+# The five pair means of the first ten seconds: mean 1,000, deviations -10 10 0 -5 5,
+# s^2 = (100 + 100 + 0 + 25 + 25) / 4 = 62.5, so r0 = t * sqrt(62.5 / 5) / 1,000 = 0.98%.
+STEADY = (990.0, 1010.0, 1000.0, 995.0, 1005.0)
+R0 = T4 * math.sqrt(62.5 / 5) / 1000
+
+
+def _second(ios: float, p99: int | None = 100) -> Sample:
+    """One second: 4 MB, its I/Os all in the ``p99`` bin (None: no latencies reported)."""
+    return Sample(1.0, int(ios), 4_000_000, {p99: int(ios)} if p99 is not None else {})
+
+
+def _pairs(means: Sequence[float], p99: int | None = 100) -> list[Sample]:
+    """Two seconds per mean, 200 I/Os above and below it."""
+    return [_second(m + s, p99) for m in means for s in (200, -200)]
+
+
+def _feed(w: Watcher, samples: Sequence[Sample]) -> list[Decision]:
+    """Add each second (reads) and ask the watcher, as the engine's live stream does; every answer."""
+    out = []
+    for s in samples:
+        w.add({"read": s})
+        out.append(w.judge())
+    return out
+
+
+def _rel(means: Sequence[float]) -> float:
+    """The relative half-width of five batch means (no widening: see the module's docstring)."""
+    m = np.asarray(means)
+    return T4 * float(stats.sem(m)) / float(m.mean())
+
+
+def test_the_worked_example_is_what_scipy_says() -> None:
+    assert _rel(STEADY) == pytest.approx(R0, rel=1e-12)
+    d = np.array([s.ios for s in _pairs(STEADY)], float) - 1000
+    assert np.dot(d[:-1], d[1:]) / np.dot(d, d) < -0.8  # so the bias-corrected estimate is below 0: no widening
+
+
+# --- Decision: what a result stores and a screen shows -------------------------------------------
+
+def test_decision_text() -> None:
+    assert Decision(CONFIDENT, 42.4, 0.0134, 0.95).text() == \
+        "adaptive stop: confident after 42 s; known within +-1.3% at 95%"
+    assert Decision(MAX_REACHED, 60.0, 0.0251, 0.9, "widest: read p99; asked +-2%").text() == \
+        "adaptive stop: max reached after 60 s; known within +-2.5% at 90% (widest: read p99; asked +-2%)"
+    assert Decision(NOT_STEADY, 30.0, None, 0.95, "read IOPS trend").text() == \
+        "adaptive stop: not steady after 30 s; known within unknown at 95% (read IOPS trend)"
+    assert Decision(MAX_REACHED, 30.0, math.inf, 0.99).text() == \
+        "adaptive stop: max reached after 30 s; known within unknown at 99%"
+
+
+def test_decision_json_round_trip() -> None:
+    d = Decision(MAX_REACHED, 60.0, 0.0251, 0.9, "widest: read p99; asked +-2%")
+    assert d.to_json() == {"reason": "max reached", "seconds": 60.0, "reached": 0.0251, "confidence": 0.9,
+                           "detail": "widest: read p99; asked +-2%"}
+    assert Decision.from_json(d.to_json()) == d
+    # an unknown width is stored as null, whether it was None or inf
+    assert Decision(NOT_STEADY, 5.0, math.inf, 0.95).to_json()["reached"] is None
+    assert Decision(NOT_STEADY, 5.0, None, 0.95).to_json()["reached"] is None
+    assert Decision.from_json({}) == Decision("", 0.0, None, 0.0, "")
+    assert Decision.from_json({"reason": CONFIDENT, "seconds": "12", "confidence": "0.9", "detail": 7}) == \
+        Decision(CONFIDENT, 12.0, None, 0.9, "7")
+
+
+# --- Watcher.add: the per-direction series --------------------------------------------------------
+
+def test_add_keeps_every_direction_in_step() -> None:
+    w = Watcher(StopRule(0.02, 0.95, 10, 60))
+    w.add({})  # no direction at all: no interval
+    w.add({"read": Sample(0.0, 0, 0)})  # an interval of no length: nothing
+    assert (w.seconds, w.series, w.p99s) == (0.0, {}, {})
+    r1, r2 = Sample(1.0, 10, 40960, {50: 10}), Sample(1.0, 20, 81920, {60: 19, 70: 1})
+    w2 = Sample(1.0, 5, 20480, {900: 5})
+    w.add({"read": r1})
+    w.add({"read": r2, "write": w2})  # write starts: its earlier interval did nothing
+    w.add({"write": Sample(0.5, 1, 4096, {300: 1})})  # read missing: it did nothing for those 0.5 s
+    assert w.seconds == 2.5
+    assert w.series == {"read": [r1, r2, Sample(0.5, 0, 0)],
+                        "write": [Sample(1.0, 0, 0), w2, Sample(0.5, 1, 4096, {300: 1})]}
+    # each interval's own p99 (19 of 20 I/Os is 95%: the 99th percentile is the 70 us bin)
+    assert w.p99s == {"read": [50.0, 70.0, None], "write": [None, 900.0, 300.0]}
+
+
+# --- figures and steadiness ----------------------------------------------------------------------
+
+def test_figures_of_the_worked_example() -> None:
+    w = Watcher(StopRule(0.02, 0.95, 10, 60))
+    _feed(w, _pairs(STEADY))
+    got = w.figures()
+    assert list(got) == ["read iops", "read MB/s", "read p99"]
+    iops, mbs, p99 = got["read iops"], got["read MB/s"], got["read p99"]
+    assert iops is not None and mbs is not None and p99 is not None
+    assert iops.batch_values == pytest.approx(STEADY) and iops.adjustment == 1.0
+    assert iops.relative == pytest.approx(R0, rel=1e-9)
+    assert (mbs.center, mbs.half, mbs.batch_values) == (pytest.approx(4.0), 0.0, pytest.approx((4.0,) * 5))
+    assert (p99.center, p99.half, p99.batches) == (100.0, 0.0, 5)
+    # with ``within``: the figures up to the first not known that closely (the rest is not computed);
+    # one exactly at ``within`` is known
+    assert list(w.figures(1e-6)) == ["read iops"]
+    assert list(w.figures(1.0)) == ["read iops", "read MB/s", "read p99"]
+    assert list(w.figures(iops.relative)) == ["read iops", "read MB/s", "read p99"]
+    # a knee step without a p99 limit: the rates alone
+    rates = Watcher(StopRule(0.02, 0.95, 10, 60, percentile=False))
+    _feed(rates, _pairs(STEADY))
+    assert list(rates.figures()) == ["read iops", "read MB/s"]
+
+
+def test_a_direction_without_io_is_left_out_and_one_io_is_not_none() -> None:
+    w = Watcher(StopRule(0.02, 0.95, 100, 200))
+    for s in _pairs(STEADY):
+        w.add({"read": Sample(1.0, 0, 0), "write": s})
+    assert list(w.figures()) == ["write iops", "write MB/s", "write p99"]
+    assert w.steady() == (True, "")
+    # a single I/O in ten seconds is a direction that did I/O: its rate is all trend
+    one = Watcher(StopRule(0.02, 0.95, 100, 200))
+    one.add({"read": Sample(1.0, 1, 4096, {80: 1})})
+    for _ in range(9):
+        one.add({"read": Sample(1.0, 0, 0)})
+    assert list(one.figures()) == ["read iops", "read MB/s", "read p99"]
+    # batch rates 0.5 0 0 0 0: mean 0.1, range 0.5 (allowed 20% of 0.1), least-squares slope
+    # (-2 * 0.4 - 1 * -0.1 + 1 * -0.1 + 2 * -0.1) / 10 = -0.1, excursion 0.4 (allowed 10% of 0.1)
+    assert one.steady() == (False, "read IOPS trend: rounds 1-5, mean 0.1; range 0.5 (allowed 0.0), "
+                                   "slope excursion 0.4 (allowed 0.0)")
+
+
+def test_steady_is_about_rates_per_second() -> None:
+    """Two-second intervals of 2,000 to 2,240 I/Os: rates 1,000 1,030 ... 1,120 a second, mean 1,060,
+    range 120 (allowed 20% = 212), slope 30 a batch, excursion 4 * 30 = 120 (allowed 10% = 106)."""
+    w = Watcher(StopRule(0.02, 0.95, 100, 200))
+    for _ in range(3):
+        w.add({"write": Sample(2.0, 2000, 0)})
+    assert w.steady() == (False, "write: fewer than 5 intervals")
+    w = Watcher(StopRule(0.02, 0.95, 100, 200))
+    for ios in (2000, 2060, 2120, 2180, 2240):
+        w.add({"read": Sample(2.0, 0, 0), "write": Sample(2.0, ios, 0)})
+    assert w.steady() == (False, "write IOPS trend: rounds 1-5, mean 1,060.0; range 120.0 (allowed 212.0), "
+                                 "slope excursion 120.0 (allowed 106.0)")
+
+
+def _reference(samples: Sequence[Sample]) -> dict[str, tuple[float, float, float]]:
+    """Each figure's (center, half, widening) by numpy and scipy: five batches over the newest
+    5 * (n // 5) intervals; a batch's rate is its amount over its time and its p99 numpy's
+    inverted-CDF percentile of its I/Os; the widening is the AR(1) one for the bias-corrected lag-1
+    correlation ((n r1 + 1) / (n - 3), within [0, 0.99]) of the per-interval figures, taken from the
+    covariance matrix as in test_confidence.py."""
+    n = len(samples)
+    size = n // 5
+    used = samples[n - 5 * size:]
+    batches = [used[i * size:(i + 1) * size] for i in range(5)]
+
+    def widening(values: list[float]) -> float:
+        x = np.asarray(values, float)
+        if len(x) < 4 or np.ptp(x) == 0:
+            return 1.0
+        d = x - x.mean()
+        phi = float(np.clip((len(x) * np.dot(d[:-1], d[1:]) / np.dot(d, d) + 1) / (len(x) - 3), 0.0, 0.99))
+        if phi == 0:
+            return 1.0
+        gamma = phi ** np.abs(np.subtract.outer(np.arange(5 * size), np.arange(5 * size)))
+        means = np.kron(np.eye(5), np.ones((1, size))) / size
+        form = size * means.T @ (np.eye(5) - 1 / 5) @ means / 4
+        return max(1.0, (1 + phi) / (1 - phi) / float(np.trace(form @ gamma)))
+
+    def figure(values: list[float], per_interval: list[float]) -> tuple[float, float, float]:
+        f = widening(per_interval)
+        return float(np.mean(values)), T4 * float(stats.sem(values)) * math.sqrt(f), f
+
+    def p99(hists: list[dict[int, int]]) -> float:
+        return float(np.percentile([v for h in hists for v, c in h.items() for _ in range(c)], 99,
+                                   method="inverted_cdf"))
+
+    timed = [s for s in used if s.seconds > 0]
+    return {
+        "iops": figure([sum(s.ios for s in b) / sum(s.seconds for s in b) for b in batches],
+                       [s.ios / s.seconds for s in timed]),
+        "MB/s": figure([sum(s.io_bytes for s in b) / 1e6 / sum(s.seconds for s in b) for b in batches],
+                       [s.io_bytes / s.seconds for s in timed]),
+        "p99": figure([p99([s.hist for s in b]) for b in batches], [p99([s.hist]) for s in used if s.hist]),
+    }
+
+
+def test_each_figure_is_widened_for_its_own_correlation() -> None:
+    """40 intervals of unequal length (status lines 0.5 s and 1 s apart) of slowly moving rates,
+    bytes and latencies: five batches of 8 (not sqrt(40) = 6), each figure widened for the lag-1
+    correlation of its own per-second values; a direction's interval of no length (it reported
+    nothing in a status line the other one did) has no per-second value."""
+    rng = np.random.default_rng(40)
+    wave = np.sin(np.arange(40) / 4)
+    seconds = np.where(np.arange(40) % 2 == 0, 1.0, 0.5)
+    reads = [Sample(float(t), int(round((10_000 + 900 * w + 300 * rng.normal()) * t)),
+                    int(round((40e6 + 9e6 * np.cos(i / 3) + 2e6 * rng.normal()) * t)),
+                    {int(400 + 60 * w + 20 * rng.normal()): 99, 5000: 1})
+             for i, (w, t) in enumerate(zip(wave, seconds, strict=True))]
+    writes = [Sample(0.0, 0, 0) if i % 5 == 3 else Sample(float(t), 500 + 50 * (i % 3), 2_048_000, {800: 500})
+              for i, t in enumerate(seconds)]
+    w = Watcher(StopRule(0.02, 0.95, 100, 200))
+    for r, wr in zip(reads, writes, strict=True):
+        w.add({"read": r, "write": wr})
+    got = w.figures()
+    assert list(got) == [f"{d} {f}" for d in ("read", "write") for f in ("iops", "MB/s", "p99")]
+    for direction, samples in (("read", reads), ("write", writes)):
+        ref = _reference(samples)
+        for figure in ("iops", "MB/s", "p99"):
+            interval = got[f"{direction} {figure}"]
+            assert interval is not None and interval.batches == 5
+            assert (interval.center, interval.half, interval.adjustment) == pytest.approx(ref[figure], rel=1e-9), \
+                (direction, figure)
+    assert all(_reference(reads)[f][2] > 1.2 for f in ("iops", "MB/s", "p99"))  # each widened, by its own
+
+
+# --- judge: when to stop ---------------------------------------------------------------------------
+
+def test_never_before_min_and_confident_at_it() -> None:
+    """within 1%: r0 = 0.98% at min (10 s) is narrow enough, the batches are steady (range 20 of
+    allowed 200; slope (20 - 10 + 0 - 5 + 10) / 10 = 1.5, excursion 6 of allowed 100)."""
+    w = Watcher(StopRule(0.01, 0.95, 10, 60))
+    said = _feed(w, _pairs(STEADY))
+    assert said[:9] == [Decision("", float(t), None, 0.95) for t in range(1, 10)]
+    last = said[9]
+    assert (last.reason, last.seconds, last.confidence, last.detail) == (CONFIDENT, 10.0, 0.95, "")
+    assert last.reached == pytest.approx(R0, rel=1e-9)
+    assert w.confident == last and w.final() == last and w.first == (10.0, last.reached)
+    assert last.text() == "adaptive stop: confident after 10 s; known within +-1.0% at 95%"
+    # a knee step that waits for its rates alone says so
+    rates = Watcher(StopRule(0.01, 0.95, 10, 60, percentile=False))
+    last = _feed(rates, _pairs(STEADY))[-1]
+    assert (last.reason, last.seconds, last.detail) == (CONFIDENT, 10.0, RATES_ONLY)
+    assert RATES_ONLY == "IOPS and MB/s; the p99 as measured"
+
+
+def test_intervals_a_hair_short_of_min_count_as_min() -> None:
+    """Status lines 0.999999999 s apart add up to 9.999999999 s by the tenth: that is min (10 s)."""
+    w = Watcher(StopRule(0.01, 0.95, 10, 60))
+    samples = _pairs(STEADY)
+    _feed(w, samples[:9])
+    last = samples[9]
+    w.add({"read": Sample(1 - 1e-9, last.ios, last.io_bytes, last.hist)})
+    assert w.seconds < 10
+    assert w.judge().reason == CONFIDENT
+
+
+def test_sub_second_intervals() -> None:
+    """Five 0.2 s intervals of a constant rate: known exactly (+-0%) after a second."""
+    w = Watcher(StopRule(0.01, 0.95, 1, 60))
+    said = _feed(w, [Sample(0.2, 200, 819_200, {100: 200})] * 5)
+    assert w.two_stage() == 0.0
+    assert (said[-1].reason, said[-1].seconds, said[-1].reached) == (CONFIDENT, pytest.approx(1.0), 0.0)
+
+
+def test_the_first_stage_waits_for_every_figure() -> None:
+    """The first two seconds' I/Os came without latencies: at min (10 s) the first batch has no p99, so
+    the first stage waits; a second later the batches (1-3, 3-5, ...) all have one."""
+    w = Watcher(StopRule(0.01, 0.95, 10, 60))
+    samples = _pairs(STEADY)
+    samples[:2] = [Sample(1.0, s.ios, s.io_bytes) for s in samples[:2]]
+    said = _feed(w, samples)
+    assert said[-1] == Decision("", 10.0, None, 0.95) and w.first is None and w.two_stage() is None
+    w.add({"read": _second(1000)})
+    w.judge()
+    assert w.first is not None and w.first[0] == 11.0
+
+
+def test_two_stages_run_as_long_as_the_first_stage_says() -> None:
+    """within = r0 / 2: the first stage (10 s) says 10 * 2^2 = 40 s. Until then the width is r0 carried
+    to now, r0 * sqrt(10 / t), though the whole run's own intervals are narrower from 11 s on (at 11 s,
+    batches of 2 from the second second: (790 + 1210) / 2 = 1000, (810 + 1200) / 2 = 1005, 997.5, 1000,
+    1002.5; after the first ten seconds the pairs are all at 1,000). At 40 s: the carried width is r0 / 2, the run's own
+    (batches of 8: (990 + 1010 + 1000 + 995) / 4 = 998.75, (1005 + 3 * 1000) / 4 = 1001.25, 1000, 1000,
+    1000) narrower still: confident, with the carried width."""
+    within = R0 / 2
+    w = Watcher(StopRule(within, 0.95, 10, 100))
+    said = _feed(w, _pairs(STEADY + (1000.0,) * 15))
+    assert w.first == (10.0, pytest.approx(R0, rel=1e-9))
+    for t in range(11, 40):
+        d = said[t - 1]
+        assert (d.reason, d.seconds, d.confidence) == ("", float(t), 0.95)
+        assert d.reached == pytest.approx(R0 * math.sqrt(10 / t), rel=1e-9)
+    assert _rel((1000, 1005, 997.5, 1000, 1002.5)) < within  # the run's own at 11 s
+    final = said[39]
+    assert (final.reason, final.seconds) == (CONFIDENT, 40.0)
+    assert final.reached == pytest.approx(within, rel=1e-9)
+    assert _rel((998.75, 1001.25, 1000, 1000, 1000)) < within
+
+
+def test_the_whole_runs_own_intervals_must_agree() -> None:
+    """As above, but the seconds after the first stage move more: at 40 s the batch means are 998.75,
+    1001.25, 1020, 980, 1000 (s^2 = (2 * 1.5625 + 800) / 4), wider than asked: the job goes on, and the
+    width it reports is the IOPS interval's (the first figure not known closely enough), though the
+    p99 of those seconds (150 us, then 60 us) is wider still."""
+    within = R0 / 2
+    w = Watcher(StopRule(within, 0.95, 10, 100))
+    later = [1000.0] * 3 + [1020.0] * 4 + [980.0] * 4 + [1000.0] * 4
+    p99s = [100] * 3 + [150] * 4 + [60] * 4 + [100] * 4
+    samples = _pairs(STEADY) + [s for m, p in zip(later, p99s, strict=True) for s in _pairs([m], p)]
+    said = _feed(w, samples)
+    whole = _rel((998.75, 1001.25, 1020, 980, 1000))
+    assert whole > within
+    assert said[39].reason == ""
+    assert (said[39].seconds, said[39].confidence) == (40.0, 0.95)
+    assert said[39].reached == pytest.approx(whole, rel=1e-9)
+
+
+def test_a_figure_unknown_at_the_two_stage_length_is_no_stop() -> None:
+    """As the confident case, but the last eight seconds came without latencies: the last batch has
+    no p99 at 40 s, so the job is not known at all (an infinite width), and at max neither."""
+    w = Watcher(StopRule(R0 / 2, 0.95, 10, 100))
+    samples = _pairs(STEADY + (1000.0,) * 11) + _pairs((1000.0,) * 4, p99=None)
+    said = _feed(w, samples)
+    assert said[39] == Decision("", 40.0, math.inf, 0.95)
+    final = w.final()
+    assert (final.reason, final.seconds, final.reached) == (MAX_REACHED, 40.0, None)
+    assert final.detail == f"widest: read iops; asked +-{R0 / 2 * 100:g}%"
+
+
+@pytest.mark.parametrize("edge", ["equal", "within the tolerance"])
+def test_a_width_exactly_as_asked_is_enough(edge: str) -> None:
+    """The widths are compared with a tolerance of 1e-12 for rounding: a first stage whose r0 equals
+    ``within`` exactly, or ``within + 1e-12`` exactly, stops at min."""
+    probe = Watcher(StopRule(1.0, 0.95, 10, 60))
+    r0 = _feed(probe, _pairs(STEADY))[-1].reached
+    assert r0 == pytest.approx(R0, rel=1e-9)
+    within = r0
+    if edge != "equal":
+        within = r0 - 1e-12
+        for _ in range(64):  # the float below r0 - 1e-12 whose sum with 1e-12 is r0 itself
+            if within + 1e-12 == r0:
+                break
+            within = math.nextafter(within, r0 if within + 1e-12 < r0 else 0.0)
+        assert within + 1e-12 == r0
+    w = Watcher(StopRule(within, 0.95, 10, 60))
+    assert _feed(w, _pairs(STEADY))[-1].reason == CONFIDENT
+
+
+def test_a_trend_known_closely_goes_on_and_ends_not_steady() -> None:
+    """Batch means 1,000 1,030 ... 1,120: known within 10% (r0 = t * sqrt(2,250 / 5) / 1,060 = 5.6%)
+    but a trend (slope excursion 120, allowed 106): go on; at max, not steady, with the width."""
+    means = (1000.0, 1030.0, 1060.0, 1090.0, 1120.0)
+    r0 = T4 * math.sqrt(2250 / 5) / 1060
+    assert r0 == pytest.approx(_rel(means), rel=1e-12)
+    w = Watcher(StopRule(0.1, 0.95, 10, 10))
+    said = _feed(w, _pairs(means))
+    assert (said[-1].reason, said[-1].seconds, said[-1].confidence) == ("", 10.0, 0.95)
+    assert said[-1].reached == pytest.approx(r0, rel=1e-9)
+    why = ("read IOPS trend: rounds 1-5, mean 1,060.0; range 120.0 (allowed 212.0), "
+           "slope excursion 120.0 (allowed 106.0)")
+    final = w.final()
+    assert (final.reason, final.seconds, final.confidence, final.detail) == (NOT_STEADY, 10.0, 0.95, why)
+    assert final.reached == pytest.approx(r0, rel=1e-9)
+
+
+# --- final: how a job that did not stop ended --------------------------------------------------------
+
+def test_max_reached_names_the_widest_figure() -> None:
+    """within 0.5%: the first stage says 10 * (0.98 / 0.5)^2 = 38.5 s; at max (20 s) the run's own IOPS
+    interval (batches of 4: 1000, 997.5, 1002.5, 1000, 1000: s^2 = 12.5 / 4) is 0.22%, the carried
+    first stage r0 * sqrt(10 / 20) = 0.69%: that is the width; the widest figure is the IOPS."""
+    for percentile, detail in ((True, "widest: read iops; asked +-0.5%"),
+                               (False, "widest: read iops; asked +-0.5%; IOPS and MB/s; the p99 as measured")):
+        w = Watcher(StopRule(0.005, 0.95, 10, 20, percentile=percentile))
+        said = _feed(w, _pairs(STEADY + (1000.0,) * 5))
+        assert not any(d.reason for d in said)
+        final = w.final()
+        assert (final.reason, final.seconds, final.confidence, final.detail) == (MAX_REACHED, 20.0, 0.95, detail)
+        assert final.reached == pytest.approx(R0 * math.sqrt(0.5), rel=1e-9)
+    assert _rel((1000, 997.5, 1002.5, 1000, 1000)) == pytest.approx(T4 * math.sqrt(12.5 / 4 / 5) / 1000)
+
+
+def test_a_job_that_ended_before_min_reports_its_own_width() -> None:
+    """The engine stopped after 20 s, before min (30 s): there was no first stage; the width is the
+    run's own (0.22%, above)."""
+    w = Watcher(StopRule(0.005, 0.95, 30, 60))
+    _feed(w, _pairs(STEADY + (1000.0,) * 5))
+    final = w.final()
+    assert w.two_stage() is None
+    assert (final.reason, final.detail) == (MAX_REACHED, "widest: read iops; asked +-0.5%")
+    assert final.reached == pytest.approx(_rel((1000, 997.5, 1002.5, 1000, 1000)), rel=1e-9)
+
+
+def test_a_job_without_io_ends_unknown() -> None:
+    for percentile, detail in ((True, ""), (False, RATES_ONLY)):
+        w = Watcher(StopRule(0.02, 0.95, 2, 3, percentile=percentile))
+        said = _feed(w, [Sample(1.0, 0, 0)] * 3)
+        assert said[-1] == Decision("", 3.0, None, 0.95)
+        assert w.final() == Decision(MAX_REACHED, 3.0, None, 0.95, detail)
