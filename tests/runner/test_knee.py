@@ -64,7 +64,12 @@ def test_a_capped_job_has_its_knee_at_qd1_and_every_step_is_kept(db: Path, tmp_p
     (record,) = _knees(doc)
     assert record["job"] == knee["job"] and record["stopped"] == "saturated" and record["complete"]
     assert [p["iodepth"] for p in record["points"]] == [1, 2] and record["knee"]["iodepth"] == 1
-    assert record["usable"]["iodepth"] == 1 and record["p99_under_us"] == 10_000  # the null engine: µs
+    # usable: the highest IOPS with p99 under the limit. Both steps are paced to 2,000 IOPS, so which of
+    # the two measured more is fio's noise (QD 2 did once in the full suite): the step fio's figures name
+    under = [r for r in (rows["capped-iodepth1"], rows["capped-iodepth2"]) if r["clat_us"]["p99"] < 10_000]
+    assert len(under) == 2  # the null engine answers in microseconds
+    best = max(under, key=lambda r: r["iops"])
+    assert record["usable"]["iodepth"] == best["sweep"]["value"] and record["p99_under_us"] == 10_000  # µs
 
     store = Store(db)
     run = store.get_run("last")
