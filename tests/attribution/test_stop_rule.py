@@ -110,6 +110,15 @@ def test_add_keeps_every_direction_in_step() -> None:
                         "write": [Sample(1.0, 0, 0), w2, Sample(0.5, 1, 4096, {300: 1})]}
     # each interval's own p99 (19 of 20 I/Os is 95%: the 99th percentile is the 70 us bin)
     assert w.p99s == {"read": [50.0, 70.0, None], "write": [None, 900.0, 300.0]}
+    # a direction that first shows up late gets each earlier interval's own length, not the newest
+    # one's: 0.5 + 2.0 s before a 1.0 s interval make 3.5 s of writes, at 4 I/Os in all
+    late = Watcher(StopRule(0.02, 0.95, 10, 60))
+    late.add({"read": Sample(0.5, 5, 20480)})
+    late.add({"read": Sample(2.0, 20, 81920)})
+    late.add({"read": Sample(1.0, 10, 40960), "write": Sample(1.0, 4, 16384)})
+    assert [x.seconds for x in late.series["write"]] == [0.5, 2.0, 1.0]
+    assert [x.seconds for x in late.series["read"]] == [0.5, 2.0, 1.0]
+    assert late.seconds == 3.5 and late.p99s["write"] == [None, None, None]
 
 
 # --- figures and steadiness ----------------------------------------------------------------------

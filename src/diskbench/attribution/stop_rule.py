@@ -93,20 +93,22 @@ class Watcher:
         self.rule = rule
         self.series: dict[str, list[Sample]] = {}
         self.p99s: dict[str, list[float | None]] = {}  # each interval's own p99 (for the correlation)
+        self.lengths: list[float] = []  # every interval's length, to back-fill a direction that starts late
         self.seconds = 0.0
         self.first: tuple[float, float] | None = None  # (seconds, widest relative half-width) at min
         self.confident: Decision | None = None
 
     def add(self, interval: dict[str, Sample]) -> None:
-        """One interval: every direction's sample (a direction missing from it did nothing)."""
+        """One interval: every direction's sample (a direction missing from it did nothing; one that
+        first shows up late did nothing in each earlier interval, whose own lengths it gets)."""
         length = max((s.seconds for s in interval.values()), default=0.0)
         if length <= 0:
             return
-        count = len(next(iter(self.series.values()), []))
         for name in set(self.series) | set(interval):
             sample = interval.get(name, Sample(length, 0, 0))
-            self.series.setdefault(name, [Sample(length, 0, 0)] * count).append(sample)
-            self.p99s.setdefault(name, [None] * count).append(hist_quantile(sample.hist, PERCENTILE))
+            self.series.setdefault(name, [Sample(x, 0, 0) for x in self.lengths]).append(sample)
+            self.p99s.setdefault(name, [None] * len(self.lengths)).append(hist_quantile(sample.hist, PERCENTILE))
+        self.lengths.append(length)
         self.seconds += length
 
     def figures(self, within: float | None = None) -> dict[str, Interval | None]:
