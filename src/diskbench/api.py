@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .errors import DiskbenchError, SafetyError
 
 if TYPE_CHECKING:
+    from .attribution.explain import Spent
     from .check import Check
     from .cleanup import CleanupOutcome
     from .planning import PlanReport
@@ -319,13 +320,15 @@ class Explanation:
 
     result: StoredResult
     lines: list[str]
+    spent: Spent | None = None  # its job's VM-minutes and money on machines a provider created
 
 
 def explain(run_id: str, job: str | None = None, *, store: Store | str | Path | None = None) -> list[Explanation]:
     """Why each result of a run (or of one job) is what it is: the limit that bound it with figures, the
-    limits compared and their sources, the warnings, what to change next."""
+    limits compared and their sources, the warnings, what to change next, and the VM-minutes and money its
+    job spent on machines a provider created (its own time on them, at each machine's rate)."""
     from .attribution.explain import explain as explain_one
-    from .attribution.explain import select
+    from .attribution.explain import select, spent
 
     opened = open_store(store)
     run = opened.get_run(run_id)
@@ -333,7 +336,10 @@ def explain(run_id: str, job: str | None = None, *, store: Store | str | Path | 
     if not chosen:
         raise DiskbenchError(f"run {run['id']} has no result for job {job!r}",
                              hint=f"see `diskbench show {run['id']}` for its workloads")
-    return [Explanation(r, explain_one(r)) for r in chosen]
+    jobs = {j["key"]: j for j in opened.get_jobs(run["id"])}
+    uses = run.get("facts", {}).get("machine_use") or []
+    costs = {r.job_key: spent(jobs.get(r.job_key), uses) for r in chosen}
+    return [Explanation(r, explain_one(r, costs[r.job_key]), costs[r.job_key]) for r in chosen]
 
 
 # --- the machine and the clouds ---------------------------------------------------------------

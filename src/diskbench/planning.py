@@ -33,6 +33,9 @@ class Cost:
     # a plan with a workload's stop: block: the least the adaptive plan takes (each such job ends at
     # its stop.min); the most it takes is the fixed plan above (stop.max is the runtime). None: no stop.
     shortest: list[dict[str, Any]] | None = None
+    # --repeats auto[:MAX]: the most the rounds can take (every job repeated MAX times); the least is the
+    # plan above (its first rounds). None: no automatic repeats.
+    longest: list[dict[str, Any]] | None = None
 
     @property
     def shortest_vm_minutes(self) -> float | None:
@@ -41,6 +44,14 @@ class Cost:
     @property
     def shortest_usd(self) -> float | None:
         return None if self.shortest is None else sum(float(m["usd"] or 0.0) for m in self.shortest)
+
+    @property
+    def longest_vm_minutes(self) -> float | None:
+        return None if self.longest is None else sum(float(m["vm_minutes"]) for m in self.longest)
+
+    @property
+    def longest_usd(self) -> float | None:
+        return None if self.longest is None else sum(float(m["usd"] or 0.0) for m in self.longest)
 
     @property
     def vm_minutes(self) -> float:
@@ -68,6 +79,11 @@ class PlanReport:
     @property
     def expected_s(self) -> float:
         return self.plan.expected_s
+
+    @property
+    def repeats(self) -> tuple[int, int]:
+        """(the repeats every job runs, the most it may run): see :func:`repeat_range`."""
+        return repeat_range(self.plan)
 
     def preflight_lines(self) -> list[str]:
         """What pre-flight says, one line each: every problem, or that the machines fit their sizes."""
@@ -125,13 +141,15 @@ def warnings(plan: Plan) -> list[str]:
 def costs(plan: Plan, *, refresh: bool = False, line: Callable[[str], None] = lambda _text: None) -> list[Cost]:
     """Machine-minutes and estimated cost per machine, per provider that prices its machines."""
     out = []
-    short = shortest(plan)
+    short, long = shortest(plan), longest(plan)
     for name in plan.providers():
         provider = registry.providers.get(name)
         machines, source = provider.costs(plan, refresh=refresh, line=line)
         if machines:
             least = provider.costs(short, refresh=False, line=line)[0] if short is not None else None
-            out.append(Cost(name, _rows(machines), source, _rows(least) if least is not None else None))
+            most = provider.costs(long, refresh=False, line=line)[0] if long is not None else None
+            out.append(Cost(name, _rows(machines), source, _rows(least) if least is not None else None,
+                            _rows(most) if most is not None else None))
     return out
 
 
@@ -160,6 +178,27 @@ def shortest(plan: Plan) -> Plan | None:
     for unit in plan.units:
         clients = [replace(c, expected_s=c.expected_s - cut(c)) for c in unit.clients]
         units.append(replace(unit, expected_s=unit.expected_s - cut(unit), clients=clients))
+    return replace(plan, units=units)
+
+
+def repeat_range(plan: Plan) -> tuple[int, int]:
+    """(the repeats every job of ``plan`` runs, the most it may run): N and N for fixed repeats (the
+    profile's ``repeats:`` or ``--repeats N``), the first rounds and MAX for ``--repeats auto:MAX``, whose
+    rounds the plan cannot know beforehand."""
+    n = max((u.repeats for u in plan.units), default=1)
+    return (n, plan.auto.limit) if plan.auto is not None else (n, n)
+
+
+def longest(plan: Plan) -> Plan | None:
+    """With ``--repeats auto[:MAX]``: the plan with every job repeated MAX times, interleaved as the rounds
+    run them (the most the rounds can take: each adds one repeat of some jobs); None without them."""
+    from dataclasses import replace
+
+    if plan.auto is None:
+        return None
+    first = [u for u in plan.units if u.repeat == 1]
+    rounds = [(r, u) for r in range(1, plan.auto.limit + 1) for u in first]
+    units = [replace(u, seq=i, repeat=r, repeats=plan.auto.limit) for i, (r, u) in enumerate(rounds)]
     return replace(plan, units=units)
 
 

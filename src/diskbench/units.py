@@ -95,3 +95,9 @@ def latency(us: float | None) -> str:
         if abs(value) < 1000 or unit == "s":
             return f"{sig3(value)} {unit}"
     raise AssertionError("unreachable")
+
+
+def dollars(usd: float) -> str:
+    """Money to the cent, and to a tenth of a cent below one (a short job's few seconds), as the lines at
+    the end of a run say it."""
+    return f"${usd:.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.3f}"

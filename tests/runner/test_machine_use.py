@@ -8,8 +8,9 @@ from typing import Any
 from diskbench.providers.base import MachineUse
 from diskbench.reports.documents import run_rows
 from diskbench.runner.options import RunOutcome
-from diskbench.runner.runner import dollars, use_line
+from diskbench.runner.runner import use_line
 from diskbench.runner.state import RunState
+from diskbench.units import dollars
 
 
 def test_minutes_run_from_the_request_to_the_delete_and_money_follows() -> None:

@@ -229,18 +229,21 @@ def _finish(app: App, results: Results, fmt: str) -> None:
 @set_option
 @target_option
 @machine_option
+@click.option("--repeats", metavar="N|auto[:MAX]", help="Plan every job N times, as `run --repeats` runs them; "
+              "auto: the first 3 rounds, with the cost of every job at MAX (default 10) as the upper bound.")
 @click.option("--refresh-prices", is_flag=True, help="Fetch current prices from the providers' price APIs.")
 @allow_exec_option
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @pass_app
 def plan(app: App, profile: str, overrides: tuple[str, ...], target: str | None, machines: tuple[str, ...],
-         refresh_prices: bool, allow_exec: bool, fmt: str) -> None:
+         repeats: str | None, refresh_prices: bool, allow_exec: bool, fmt: str) -> None:
     """Show what a profile would run, for how long and at what cost, without running anything."""
     from .. import api
     from ..reports.plan_view import cost_tables, plan_json, plan_table
 
     options = api.run_options(target_dir=_target(target), machines=list(machines) or None, allow_exec=allow_exec)
+    options.repeats = _repeats(options, repeats, None)[0]  # checked as `run` checks it, one line naming it
     report = api.plan(api.load_profile(profile, list(overrides)), options=options, refresh_prices=refresh_prices,
                       line=app.ui.line)
     if fmt == "json":

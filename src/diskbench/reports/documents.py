@@ -83,11 +83,13 @@ def compare_json(runs: list[dict[str, Any]], rows: list[CompareRow]) -> dict[str
 
 
 def explain_json(run_id: str, explanations: Sequence[Explanation]) -> dict[str, Any]:
-    """Each result's explanation: its bound as stored, its warnings, and the lines ``explain`` prints."""
+    """Each result's explanation: its bound as stored, its warnings, what its job spent on machines a
+    provider created (null: none), and the lines ``explain`` prints."""
     return {"schema": "diskbench.explain/1", "run": run_id,
             "results": [{"job": e.result.group_key, "workload": e.result.workload, "target": e.result.target,
                          "host": e.result.host, "direction": e.result.result.direction, "bound": e.result.result.bound,
-                         "warnings": e.result.result.warnings, "stop": e.result.stop, "lines": e.lines}
+                         "warnings": e.result.result.warnings, "stop": e.result.stop,
+                         "spent": None if e.spent is None else e.spent.to_json(), "lines": e.lines}
                         for e in explanations]}
 
 

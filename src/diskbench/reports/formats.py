@@ -173,19 +173,28 @@ def to_table(run: dict[str, Any], results: Sequence[StoredResult]) -> TextTable:
     return table
 
 
-def repeat_lines(run: dict[str, Any]) -> list[str]:
-    """Automatic repeats, one line per job: how many it took and why it stopped."""
+STOPPED = {"decisive": "{verdict}, decided", "limit": "still INCONCLUSIVE at the limit",
+           "no baseline": "no baseline yet ({detail})",
+           "noisy baseline": "INCONCLUSIVE: its baseline is too noisy to decide", "failed": "a repeat failed"}
+
+
+def repeat_stops(run: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """Automatic repeats per job (its base key): its short label and ``5 repeats, PASS, decided``; every
+    report says a job's stop in these words (table, Markdown, CSV, HTML)."""
     stops = run.get("facts", {}).get(REPEATS) or []
     names = [str(s["job"]).rsplit("/", 1)[-1] for s in stops]
-    out = []
+    out = {}
     for stop, name in zip(stops, names, strict=True):
-        why = {"decisive": f"{stop['verdict']}, decided", "limit": "still INCONCLUSIVE at the limit",
-               "no baseline": f"no baseline yet ({stop.get('detail') or 'too few earlier runs'})",
-               "noisy baseline": "INCONCLUSIVE: its baseline is too noisy to decide",
-               "failed": "a repeat failed"}.get(stop["stopped"], stop["stopped"])
-        label = name if names.count(name) == 1 else stop["job"]
-        out.append(f"repeats auto: {label}: {stop['repeats']} repeats, {why}")
+        detail = stop.get("detail") or "too few earlier runs"
+        why = STOPPED.get(stop["stopped"], stop["stopped"]).format(verdict=stop["verdict"], detail=detail)
+        label = name if names.count(name) == 1 else str(stop["job"])
+        out[str(stop["job"])] = (label, f"{stop['repeats']} repeats, {why}")
     return out
+
+
+def repeat_lines(run: dict[str, Any]) -> list[str]:
+    """Automatic repeats, one line per job: how many it took and why it stopped."""
+    return [f"repeats auto: {label}: {text}" for label, text in repeat_stops(run).values()]
 
 
 def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
@@ -206,6 +215,8 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     bound_texts = [f"{r.workload}: {r.result.bound['text']}" for r in rows if r.result.bound]
     lines += ["", "**bound:**", ""] + [f"- {t}" for t in bound_texts] if bound_texts else []
     lines += ["", "**warnings:**", ""] + [f"- {w}" for w in _warnings(rows)] if _warnings(rows) else []
+    stops = [f"- {_md_cell(label)}: {text}" for label, text in repeat_stops(run).values()]
+    lines += ["", "**repeats auto** (how many each job took, and why it stopped):", ""] + stops if stops else []
     return printable("\n".join(lines), keep_newlines=True) + "\n"  # names from imported files are anyone's
 
 
@@ -220,6 +231,7 @@ CSV_FIELDS = (
      "clat_max_us", "clat_stdev_us", "clat_samples"]
     + [f"clat_{pkey(p)}_us" for p in PERCENTILES]
     + ["percentiles_exact", "errors", "bound", "bound_ratio", "bound_text", "warnings"]
+    + ["auto_repeats", "auto_stopped", "auto_verdict"]  # --repeats auto: the job's stop (empty without)
 )
 
 
@@ -227,6 +239,7 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(CSV_FIELDS)
+    stops = {str(s["job"]): s for s in run.get("facts", {}).get(REPEATS) or []}
     for r in results:
         d, c = r.result, r.result.clat
         row: list[Any] = [run["id"], r.group_key, r.repeat, r.workload, r.target, r.host, r.engine,
@@ -239,6 +252,8 @@ def to_csv(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
         b = d.bound or {}
         row += [b.get("kind", ""), "" if b.get("ratio") is None else b["ratio"], b.get("text", ""),
                 "; ".join(d.warnings)]
+        stop = stops.get(r.group_key, {})
+        row += [stop.get("repeats", ""), stop.get("stopped", ""), stop.get("verdict", "")]
         writer.writerow(row)
     return buf.getvalue()
 

@@ -24,6 +24,7 @@ from ..units import latency
 from ..version import __version__
 from .charts import MIB, bar_charts, histogram_charts, latency_charts, place, spread
 from .compare import history
+from .formats import repeat_stops
 from .gate import Policy
 from .knees import knee_charts
 from .stats import Summary, summarize
@@ -41,6 +42,7 @@ def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[d
     out: list[dict[str, Any]] = []
     for run in runs:
         last = None
+        stops = {job: text for job, (_label, text) in repeat_stops(run).items()}
         for r in sorted(rows[run["id"]], key=lambda r: (r.host, r.target)):
             group = (f"{run['id']} · " if len(runs) > 1 else "") + place(r)
             if group != last:
@@ -54,7 +56,9 @@ def _table(runs: list[dict[str, Any]], rows: dict[str, list[Summary]]) -> list[d
                         "pct": [mark + latency(pct.get(pkey(p))) for p in TABLE_PERCENTILES],
                         "errors": r.errors, "bound": tag(r.result.bound) or "-",
                         "bound_text": (r.result.bound or {}).get("text", ""), "warnings": r.result.warnings,
-                        "stop": Decision.from_json(r.stop).text() if r.stop else ""})
+                        "stop": Decision.from_json(r.stop).text() if r.stop else "",
+                        # --repeats auto: said under the job's first row (its other directions share it)
+                        "repeats": f"repeats auto: {stops.pop(r.group_key)}" if r.group_key in stops else ""})
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from .. import registry
 from ..attribution.knee import ladder
 from ..plan import Unit
-from ..planning import PlanReport
+from ..planning import Cost, PlanReport, longest
 from ..profile.workload import Workload
 from ..units import human_seconds
 from .textable import Col, TextTable
@@ -58,8 +58,22 @@ def plan_table(report: PlanReport) -> TextTable:
         table.add_row(unit.seq + 1, w.name, *("-" if v is None else v for v in declared),
                       human_seconds(unit.expected_s))
     table.caption.append(f"{len(p.units)} job(s), expected {human_seconds(p.expected_s)}")
+    table.caption += repeat_lines(report)
     table.caption += knee_lines(p.units)
     return table
+
+
+def repeat_lines(report: PlanReport) -> list[str]:
+    """What repeats add, in one line: fixed ones are rows of the table already; automatic ones add rounds
+    the plan cannot know, so their upper bound (every job at MAX) is said with its time."""
+    least, most = report.repeats
+    auto = report.plan.auto
+    if auto is None:
+        return [f"each job runs {least} times, interleaved (all jobs once, then all again)"] if least > 1 else []
+    long = longest(report.plan)
+    upper = human_seconds(long.expected_s) if long is not None else "-"
+    return [f"--repeats {auto}: the {least} first rounds above; a job the gate cannot decide runs again, "
+            f"up to {most} times: expected at most {upper}"]
 
 
 def knee_lines(units: list[Unit]) -> list[str]:
@@ -87,15 +101,28 @@ def cost_tables(report: PlanReport) -> list[TextTable]:
         for m in cost.machines:
             table.add_row(m["machine"], m["size"], f"{m['vm_minutes']:.0f}",
                           "-" if m["usd"] is None else f"{m['usd']:.2f}", m["note"])
-        # a total that lacks a price says so on its own line: a sum over part of the machines is a floor
-        missing = f"at least: {cost.unpriced} of {len(cost.machines)} have no price" if cost.unpriced else ""
-        table.add_row("total", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", missing)
-        if cost.shortest is not None:  # a stop: block: the adaptive plan's range, the fixed plan its top
-            table.add_row("adaptive max", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", "= fixed plan")
-            table.add_row("adaptive min", "", f"{cost.shortest_vm_minutes:.0f}", f"{cost.shortest_usd:.2f}",
-                          "jobs end at stop.min")
+        for row in _total_rows(report, cost):
+            table.add_row(*row)
         out.append(table)
     return out
+
+
+def _total_rows(report: PlanReport, cost: Cost) -> list[tuple[str, str, str, str, str]]:
+    """The total, then the ranges beside it: automatic repeats' upper bound (every job at MAX, since
+    the rounds are decided while the run goes) and a stop: block's adaptive least and most."""
+    least, most = report.repeats
+    # a total that lacks a price says so: a sum over part of the machines is a floor
+    missing = f"at least: {cost.unpriced} of {len(cost.machines)} have no price" if cost.unpriced else ""
+    repeated = f"{least} repeats of each job" if most > 1 else ""
+    rows = [("total", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", "; ".join(filter(None, [missing, repeated])))]
+    if cost.longest is not None and report.plan.auto is not None:
+        rows.append((f"{report.plan.auto} max", "", f"{cost.longest_vm_minutes:.0f}", f"{cost.longest_usd:.2f}",
+                     f"{most} repeats of each job"))
+    if cost.shortest is not None:  # a stop: block: the adaptive plan's range, the fixed plan its top
+        rows.append(("adaptive max", "", f"{cost.vm_minutes:.0f}", f"{cost.usd:.2f}", "= fixed plan"))
+        rows.append(("adaptive min", "", f"{cost.shortest_vm_minutes:.0f}", f"{cost.shortest_usd:.2f}",
+                     "jobs end at stop.min"))
+    return rows
 
 
 def plan_json(report: PlanReport) -> dict[str, Any]:
@@ -113,11 +140,32 @@ def plan_json(report: PlanReport) -> dict[str, Any]:
                       "flush_cache": w.flush_cache, "repeat": unit.repeat,
                       "expected_s": round(unit.expected_s, 3)})
     return {"schema": SCHEMA, "profile": p.profile.profile.name, "path": p.profile.path,
-            "expected_s": round(p.expected_s, 3), "units": units,
+            "expected_s": round(p.expected_s, 3), "repeats": _repeats_json(report), "units": units,
             "costs": [{"provider": c.provider, "source": c.source, "vm_minutes": c.vm_minutes, "usd": c.usd,
                        "unpriced": c.unpriced, "machines": c.machines,
                        "adaptive": None if c.shortest is None else {
                            "max_vm_minutes": c.vm_minutes, "max_usd": c.usd,
-                           "min_vm_minutes": c.shortest_vm_minutes, "min_usd": c.shortest_usd}}
+                           "min_vm_minutes": c.shortest_vm_minutes, "min_usd": c.shortest_usd},
+                       "repeats": _cost_repeats_json(report, c)}
                       for c in report.costs],
             "warnings": report.warnings, "notes": report.notes, "problems": report.problems}
+
+
+def _repeats_json(report: PlanReport) -> dict[str, Any]:
+    """How many times each job runs: ``min`` = ``max`` for fixed repeats, the first rounds and the limit for
+    ``--repeats auto:MAX`` (``rule``), with the expected time of each end."""
+    least, most = report.repeats
+    auto = report.plan.auto
+    long = longest(report.plan)
+    return {"rule": str(auto) if auto is not None else least, "min": least, "max": most,
+            "min_expected_s": round(report.expected_s, 3),
+            "max_expected_s": round(long.expected_s if long is not None else report.expected_s, 3)}
+
+
+def _cost_repeats_json(report: PlanReport, cost: Cost) -> dict[str, Any]:
+    """A provider's VM-minutes and money at each end of the repeats' range (both the total when fixed)."""
+    least, most = report.repeats
+    top = cost.longest is not None
+    return {"min": least, "max": most, "min_vm_minutes": cost.vm_minutes, "min_usd": cost.usd,
+            "max_vm_minutes": cost.longest_vm_minutes if top else cost.vm_minutes,
+            "max_usd": cost.longest_usd if top else cost.usd}

@@ -58,5 +58,12 @@ def test_the_result_carries_its_bound_and_explain_says_why(cloud: tuple[FakeArm,
     assert text.startswith("capped write on vm1:scratch: ")
     assert "limits compared:" in text and "P4 burst" in text and "to measure the next limit up: more disks" in text
     assert all(len(line) <= 80 for line in text.splitlines())
+    # what the job spent: its own time on vm1, within vm1's whole use as the run recorded it
+    (use,) = json.loads(out.stdout)["run"]["machines"]
+    (spent,) = [r["spent"] for r in json.loads(diskbench("explain", "last", "--format", "json",
+                                                         db=tmp_path / "db.sqlite").stdout)["results"]]
+    assert spent["machines"] == ["vm1"] and 4 <= spent["seconds"] <= 60 * use["vm_minutes"]
+    assert spent["machine_vm_minutes"] == use["vm_minutes"] and abs(spent["vm_minutes"] - spent["seconds"] / 60) < 1e-3
+    assert f"spent: {spent['vm_minutes']:.2f} VM-min ({spent['seconds']:,.0f} s on vm1)" in text
     missing = diskbench("explain", "last", "nope", db=tmp_path / "db.sqlite")
     assert missing.returncode != 0 and missing.stderr.startswith("error: run ") and "Traceback" not in missing.stderr
