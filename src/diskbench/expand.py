@@ -50,6 +50,18 @@ def _engine_of(job: Unit, allow_exec: bool = False) -> str:
     return name
 
 
+def _segments_s(job: Unit) -> float:
+    """What a ``stop:`` job adds to its unit's time when its engine runs it as short runs (DiskSpd):
+    one engine start per segment after the first, at most (``engines/segments.py``)."""
+    from .engines.segments import overhead
+
+    engine = registry.engines.get(job.engine)
+    rules = [r for r in (part.workload.stop_rule for part in job.jobs) if r is not None]
+    if not rules or engine.live(0) is not None or engine.segments() is None:
+        return 0.0
+    return max(overhead(r) for r in rules)
+
+
 def _check_flush(units: list[Unit]) -> None:
     """``flush_cache``: the platform's step, where the platform has one, on a target it can flush."""
     for unit in units:
@@ -180,6 +192,7 @@ def _build(loaded: LoadedProfile, target_dir: str | None, hosts: list[Host] | No
         if key not in engines:
             engines[key] = _engine_of(job, allow_exec)
         job.engine = engines[key]
+        job.expected_s += _segments_s(job)
     _check_flush(once)
     if isinstance(repeats, AutoRepeats):
         plan.auto, repeats = repeats, repeats.minimum

@@ -31,6 +31,9 @@ class Latency:
     exact: bool = True  # False when percentiles of several jobs had to be combined without bins
     bins: dict[int, int] | None = None  # the engine's latency histogram: bin key -> I/Os, kept out of reports
     bin_ns: float | None = None  # nanoseconds per unit of a bin key, as the parser knows it (fio 3: 1, fio 2: 1000)
+    # percentiles merged without bins (DiskSpd's segments): key -> (lowest, highest) the true value can
+    # be; the value in ``percentiles`` is then the highest, and ``exact`` False unless the two meet
+    bounds: dict[str, tuple[float, float]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -41,15 +44,19 @@ class Latency:
         out["percentiles_exact"] = self.exact
         if self.bin_ns is not None:
             out["bin_ns"] = self.bin_ns
+        if self.bounds is not None:
+            out["percentile_bounds"] = {k: [lo, hi] for k, (lo, hi) in self.bounds.items()}
         return out
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Latency:
         pct = {k: float(v) for k, v in data.items() if k.startswith("p") and k[1:2].isdigit()}
+        bounds = data.get("percentile_bounds")
         return cls(
             min=data["min"], mean=data["mean"], max=data["max"], stdev=data["stdev"],
             samples=data.get("samples", 0), percentiles=pct,
             exact=data.get("percentiles_exact", True), bin_ns=data.get("bin_ns"),
+            bounds={k: (float(v[0]), float(v[1])) for k, v in bounds.items()} if bounds else None,
         )
 
 

@@ -5,13 +5,14 @@ expected figures are written out here, not computed with the code under test."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from diskbench.attribution.knee import KneeRule
 from diskbench.errors import ProfileError
-from diskbench.profile import parse_profile
+from diskbench.profile import load_profile, parse_profile
 from diskbench.profile.knee import Knee
 
 from .test_validation import w
@@ -126,3 +127,75 @@ def test_a_knee_error_in_block_style_names_its_own_line() -> None:
               max_iodepth: 64
               gain: lots
         """) == "p.yaml:6: workloads[0].knee: gain: 'lots' is not a percentage; give e.g. gain: 10%"
+
+
+STEP_OF_RR = ("is the name of a step of the knee search of workload 'rr' (iodepth: auto names its steps "
+              "rr-iodepthQ, Q from 1 to 64); rename one")
+
+
+def test_a_workload_named_as_a_step_is_refused_at_its_name() -> None:
+    """Each step is stored as a job named ``NAME-iodepthQ``, for any depth the search may measure (a
+    bisection may pick any between min_iodepth and max_iodepth): a workload of that name would be the
+    same job, its results replaced by the step's."""
+    assert profile_error("""\
+        name: p
+        workloads:
+          - name: rr
+            rw: randread
+            iodepth: auto
+            knee: {max_iodepth: 64}
+          - name: rr-iodepth12
+            rw: randread
+        """) == f"p.yaml:7: workloads[1].name: 'rr-iodepth12' {STEP_OF_RR}"
+    assert profile_error("""\
+        name: p
+        workloads:
+          - {name: rr-iodepth1, rw: read}
+          - {name: rr, rw: randread, iodepth: auto, knee: {max_iodepth: 64}}
+        """) == f"p.yaml:3: workloads[0].name: 'rr-iodepth1' {STEP_OF_RR}"
+
+
+@pytest.mark.parametrize("name", ["rr-iodepth128", "rr-iodepth04", "rr-iodepth", "rr-iodepth4k", "rr-4", "r-iodepth4"])
+def test_a_name_no_step_takes_is_accepted(name: str) -> None:
+    """Past max_iodepth, with a leading zero, no number, or another workload's prefix: no step has it."""
+    got = resolved(f"""\
+        name: p
+        workloads:
+          - {{name: rr, rw: randread, iodepth: auto, knee: {{max_iodepth: 64}}}}
+          - {{name: {name}, rw: randread}}
+        """)
+    assert [x.name for x in got] == ["rr", name]
+
+
+def test_a_sweep_that_names_a_job_as_a_step_is_refused() -> None:
+    """A swept block size searches each size's knee (``r-bs4k``: steps ``r-bs4k-iodepthQ``); an iodepth
+    sweep of ``r-bs4k`` names its jobs alike."""
+    assert profile_error("""\
+        name: p
+        workloads:
+          - {name: r, rw: randread, bs: [4k, 64k], iodepth: auto, knee: {max_iodepth: 16}}
+          - {name: r-bs4k, rw: randread, iodepth: [8, 32]}
+        """) == ("p.yaml:4: workloads[1].name: 'r-bs4k-iodepth8' is the name of a step of the knee search of "
+                 "workload 'r-bs4k' (iodepth: auto names its steps r-bs4k-iodepthQ, Q from 1 to 16); rename one")
+
+
+def test_two_searches_under_one_name_are_refused() -> None:
+    """A sweep's value can give a search the name of another workload's: their steps would be the same jobs."""
+    assert profile_error("""\
+        name: p
+        workloads:
+          - {name: r, rw: randread, bs: [4k], iodepth: auto}
+          - {name: r-bs4k, rw: randread, iodepth: auto}
+        """) == ("p.yaml:4: workloads[1].name: workload 'r-bs4k' searches its knee under the same name as another "
+                 "workload (a sweep's value makes it): both searches would name their steps r-bs4k-iodepthQ; "
+                 "rename one")
+
+
+def test_a_set_that_renames_a_workload_as_a_step_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text("name: p\nworkloads:\n  - {name: rr, rw: randread, iodepth: auto, knee: {max_iodepth: 64}}\n"
+                    "  - {name: other, rw: randread}\n")
+    with pytest.raises(ProfileError) as caught:
+        load_profile(str(path), ["workloads[1].name=rr-iodepth2"])
+    assert str(caught.value) == (f"{path}: --set workloads[1].name=rr-iodepth2: workloads[1].name: 'rr-iodepth2' "
+                                 + STEP_OF_RR)

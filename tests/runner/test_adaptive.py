@@ -124,15 +124,23 @@ def test_stop_and_the_steady_state_protocol_are_one_or_the_other() -> None:
         parse_profile(yaml.safe_dump(doc))
 
 
-def test_diskspd_refuses_stop_in_one_line() -> None:
-    """DiskSpd runs on Windows only (no test machine has one): its check of a workload refuses stop."""
+def test_diskspd_takes_stop_as_segments_but_not_on_a_knee_search() -> None:
+    """DiskSpd cannot end a job early, so it runs a stop: job as short runs, merged
+    (tests/runner/test_segments.py); a knee search ends each step the live way, so with DiskSpd its
+    stop: is refused, in one line naming the key."""
     from diskbench.engines.diskspd.engine import DiskspdEngine
 
+    engine = DiskspdEngine()
     loaded = parse_profile(yaml.safe_dump(PROFILE))
-    refused = dict(DiskspdEngine().check_workload(loaded.resolved(loaded.workloads[0])))
-    assert refused["stop"].startswith("DiskSpd cannot end a job early") and "\n" not in refused["stop"]
-    assert "stop" not in dict(DiskspdEngine().check_workload(loaded.resolved(
-        loaded.workloads[0].model_copy(update={"stop": None}))))
+    assert "stop" not in dict(engine.check_workload(loaded.resolved(loaded.workloads[0])))
+    assert engine.live(0) is None and engine.segments() is not None
+    doc = {**PROFILE, "workloads": [{k: v for k, v in PROFILE["workloads"][0].items() if k != "rate_iops"}
+                                    | {"iodepth": "auto"}]}
+    knee = parse_profile(yaml.safe_dump(doc))
+    refused = dict(engine.check_workload(knee.resolved(knee.workloads[0])))
+    assert refused["stop"].startswith("a knee search (iodepth: auto) with DiskSpd") and "\n" not in refused["stop"]
+    assert "stop" not in dict(engine.check_workload(knee.resolved(knee.workloads[0].model_copy(
+        update={"stop": None}))))
 
 
 @needs_fio

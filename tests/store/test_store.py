@@ -97,3 +97,24 @@ def test_running_run_of_a_dead_process_shows_as_interrupted(store_at: str) -> No
     assert store.get_run(run_id)["status"] == "running"  # this process is alive
     store.update_run(run_id, pid=2**22 + 12345)  # no such process
     assert store.get_run(run_id)["status"] == "interrupted"
+
+
+def test_segments_are_kept_in_order_replaced_copied_and_deleted_with_their_run(store_at: str, tmp_path: Path) -> None:
+    """A segmented stop: job's segments (DiskSpd): each stored as it ends, read back in order, an earlier
+    attempt's row of the same number replaced, carried by ``store copy``, gone with the run."""
+    from diskbench.store.copy import copy_store
+
+    src = Store(tmp_path / "src.sqlite")
+    run_id = src.create_run(profile="p", profile_path=None, profile_text=None, options={})
+    for number in (2, 1, 2):
+        src.add_segment(run_id, "win1/data/mix", number, seconds=5, started=f"t{number}", finished="f",
+                        groups=[{"name": f"g{number}", "directions": []}])
+    src.add_segment(run_id, "win1/data/other", 1, seconds=3, started="t", finished="f", groups=[])
+    got = src.segments(run_id, "win1/data/mix")
+    assert [(s["number"], s["seconds"], s["groups"][0]["name"]) for s in got] == [(1, 5, "g1"), (2, 5, "g2")]
+    src.finish_run(run_id)
+    dst = Store(store_at)
+    assert copy_store(src, dst).counts["segments"] == 3
+    assert dst.segments(run_id, "win1/data/mix") == got
+    dst.delete_run(run_id)
+    assert dst.segments(run_id, "win1/data/mix") == [] and dst.segments(run_id, "win1/data/other") == []

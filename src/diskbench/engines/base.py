@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..plan import Unit
     from ..platforms.base import Platform
     from ..runner.progress import JobTracker
+    from .segments import Segments
 
 
 # A job file rendered to run by hand names this where only a run would know the folder; an engine
@@ -260,7 +261,12 @@ class Engine(ABC):
     def live(self, ramp_s: float) -> Live | None:
         """A reader of this engine's running output for an adaptive stop, for a job whose first
         ``ramp_s`` seconds are not measured; None: the engine cannot end a job early (a workload
-        with ``stop:`` is then refused by ``check_workload``)."""
+        with ``stop:`` then runs in ``segments``, or is refused by ``check_workload``)."""
+        return None
+
+    def segments(self) -> Segments | None:
+        """How this engine runs a ``stop:`` job as short runs, one after another, when it cannot end a
+        job early and keep its result (``live`` is None); None: it cannot do that either."""
         return None
 
     def multi_host(self) -> MultiHost | None:

@@ -89,6 +89,45 @@ class Knee(BaseModel):
         return steps_at_most(self.rule())
 
 
+def step_name(workload: str, depth: int | str) -> str:
+    """The name of a search's step at ``depth``: what an ``iodepth`` sweep names its job at that depth, so
+    reports draw the steps as a sweep's curve (``randread-4k-iodepth8``)."""
+    return f"{workload}-iodepth{depth}"
+
+
+def step_clash(names: list[tuple[int, str, Knee | None]]) -> tuple[int, str] | None:
+    """The first name a knee search's steps would share, as (the workload's index, the problem); None when
+    none. ``names`` are the profile's workloads as they expand (index, name once swept, its knee).
+
+    Each step is stored as a job named ``step_name(NAME, Q)`` for any depth Q the search may measure
+    (every one from ``min_iodepth`` to ``max_iodepth``: a bisection may pick any), and a job's name is
+    what resume, reports and the gate match on: a workload of such a name would be one job with the
+    step (each replacing the other's results), and so would a second search under the same name."""
+    for i, (index, name, own) in enumerate(names):
+        for j, (_, owner, knee) in enumerate(names):
+            if i == j or knee is None:
+                continue
+            depth = _step_depth(name, owner)
+            if depth is not None and knee.min_iodepth <= depth <= knee.max_iodepth:
+                return index, (f"{name!r} is the name of a step of the knee search of workload {owner!r} "
+                               f"(iodepth: auto names its steps {step_name(owner, 'Q')}, Q from {knee.min_iodepth} to "
+                               f"{knee.max_iodepth}); rename one")
+            if name == owner and own is not None and i > j:
+                return index, (f"workload {name!r} searches its knee under the same name as another workload "
+                               f"(a sweep's value makes it): both searches would name their steps "
+                               f"{step_name(owner, 'Q')}; rename one")
+    return None
+
+
+def _step_depth(name: str, owner: str) -> int | None:
+    """The depth ``name`` is the step of ``owner`` at (None: it is no such step)."""
+    prefix = step_name(owner, "")
+    rest = name.removeprefix(prefix)
+    if not name.startswith(prefix) or not (rest.isascii() and rest.isdigit()):
+        return None
+    return int(rest) if str(int(rest)) == rest else None
+
+
 def knee_value(v: Any) -> Any:
     """``knee: {...}`` read here, so that a wrong key is one error naming it (as ``stop:``)."""
     if isinstance(v, dict):

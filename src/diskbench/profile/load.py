@@ -19,6 +19,7 @@ from ..resources import profiles_dir
 from ..text import control_char, first_unsafe
 from ..yamldoc import format_key_path
 from .assembly import profile_model, validation_context
+from .knee import step_clash
 from .schema import LoadedProfile, MergeError, Profile, user_loc
 from .workload import KeyProblem
 
@@ -159,6 +160,13 @@ def _validate(data: Any, node: yaml.Node | None, filename: str, overridden: dict
             profile.resolved(workload)
         except MergeError as exc:
             raise ProfileError(_merge_problem(exc, node, filename, overridden)) from None
+    clash = step_clash([(i, w.name, w.knee) for i, workload in enumerate(profile.workloads)
+                        for w, _ in profile.expand(workload)])
+    if clash is not None:  # a knee search's steps are jobs named after it: no other job may take their names
+        index, problem = clash
+        name = profile.workloads[index].name
+        raise ProfileError(_merge_problem(MergeError(name, index, ("workloads", index, "name"), problem), node,
+                                          filename, overridden))
     return profile
 
 

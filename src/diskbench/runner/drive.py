@@ -21,7 +21,7 @@ from ..plan import Unit
 from .progress import JobTracker
 
 if TYPE_CHECKING:
-    from .knee import Searched, Step
+    from .knee import Kept, Searched, Step
 
 
 @dataclass
@@ -71,10 +71,12 @@ class Drive(ABC):
     def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         """The measured run; its exit code. Every file it writes lands in ``art``."""
 
-    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None]) -> Searched:
+    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None],
+             kept: dict[int, Kept]) -> Searched:
         """``iodepth: auto``: the knee search's steps in place of the measured run, each handed to
-        ``record`` as it ends; ``results`` then answers with the knee's step. Only where a unit runs
-        on one machine (the plan refuses it on a client group)."""
+        ``record`` as it ends (``kept``: the steps an earlier attempt stored, taken instead of measured);
+        ``results`` then answers with the knee's step. Only where a unit runs on one machine (the plan
+        refuses it on a client group)."""
         from ..errors import ExecutionError
 
         raise ExecutionError(f"{self.label(job)}: iodepth: auto runs on one machine, not here")

@@ -34,6 +34,7 @@ from .leftovers import journal, laid_out, recover
 from .one_machine import OneMachine
 from .options import RunOptions
 from .pipeline import run_unit
+from .segments import SegmentLog
 from .state import RunState
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ class MachineWork:
         drive = OneMachine(ex, registry.engines.get(job.engine), self.versions.get(job.engine), places,
                            self.attributor, self._facts_of(ex, platform, first.directory or first.filename or "/"),
                            self.laid_out, self.ui.line, lambda: self.state.stopped, self._unit_limits,
-                           flush=self._flush)
+                           flush=self._flush, segment_log=SegmentLog(self.state.store, self.state.run_id))
         return run_unit(self.state, job, drive)
 
     def _facts_of(self, ex: Executor, platform: Platform, path: str) -> dict[str, Any]:

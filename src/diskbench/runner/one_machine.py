@@ -3,8 +3,9 @@
 What the machine's part prepared comes in (the targets, the engine's version, the targets'
 facts, which files are laid out so far); the engine runs on the host (preconditioning, warming,
 flushing the caches and draining first where the target or the workload asks, round after round
-for a steady state), and its output comes back parsed, with how the rounds or the draining ended
-noted on the results. The raw output is kept gzip'd once the results are committed.
+for a steady state; segment after segment for a stop: job its engine cannot end early), and its
+output comes back parsed, with how the rounds or the draining ended noted on the results. The raw
+output is kept gzip'd once the results are committed.
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from ..model import GroupResult
 from ..plan import LOCAL, Unit
 from ..store.raw import compress
 from .drive import Drive, Outcome, Share
-from .knee import Searched, Step, search_knee
+from .knee import Kept, Searched, Step, search_knee
 from .progress import JobTracker
+from .segments import Segmented, SegmentLog, run_segments
 from .unit import data_passes, drain_burst, run_engine, steady_rounds
 
 
@@ -49,6 +51,8 @@ class OneMachine(Drive):
     drained: Verdict | None = None
     watcher: Watcher | None = None  # a stop: job's, while and after it runs
     searched: Searched | None = None  # iodepth: auto: how the knee search ended
+    segment_log: SegmentLog | None = None  # where a segmented stop: job keeps its segments
+    segmented: Segmented | None = None  # a stop: job the engine ran as short runs: how it ended
 
     def label(self, job: Unit) -> str:
         return f"{job.workload.name} on {job.target_label}" + ("" if job.machine == LOCAL else f" @ {job.machine}")
@@ -71,7 +75,13 @@ class OneMachine(Drive):
         if job.workload.protocol != "steady_state":
             rule = job.workload.stop_rule
             self.watcher = Watcher(rule) if rule is not None else None
-            rc = run_engine(self.ex, self.engine, job, rendered, art, tracker, watcher=self.watcher)
+            parts = self.engine.segments() if self.watcher is not None and self.engine.live(0) is None else None
+            if parts is not None and self.watcher is not None and self.segment_log is not None:
+                self.segmented = run_segments(self.ex, self.engine, parts, job, self.places, art, tracker,
+                                              self.watcher, self.segment_log, self.line, self.label(job), self.stopped)
+                rc = self.segmented.rc
+            else:
+                rc = run_engine(self.ex, self.engine, job, rendered, art, tracker, watcher=self.watcher)
             if self.watcher is not None:
                 self.line(f"{self.label(job)}: {self.watcher.final().text()}")
             return rc
@@ -79,10 +89,11 @@ class OneMachine(Drive):
                                         self.label(job), self.stopped)
         return rc
 
-    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None]) -> Searched:
+    def knee(self, job: Unit, art: Path, tracker: JobTracker, record: Callable[[Step], None],
+             kept: dict[int, Kept]) -> Searched:
         self.searched = search_knee(self.ex, self.engine, job, self.places, art, tracker, self.attributor, self.line,
                                     self.label(job), self.stopped, record,
-                                    lambda groups, watcher: stop_verdict(groups, watcher.final()))
+                                    lambda groups, watcher: stop_verdict(groups, watcher.final()), kept)
         return self.searched
 
     def results(self, job: Unit, art: Path, rc: int) -> Outcome:
@@ -93,7 +104,10 @@ class OneMachine(Drive):
             return Outcome([Share(job.machine, found.groups, None, self.places)] if found.groups else [],
                            found.groups, found.message)
         stopped_early = self.watcher is not None and self.watcher.confident is not None
-        groups, message = self.engine.outcome(art, rc, stopped_early=stopped_early)
+        if self.segmented is not None:  # the segments' merge; each one's output is in segment-NN/
+            groups, message = self.segmented.groups, self.segmented.message
+        else:
+            groups, message = self.engine.outcome(art, rc, stopped_early=stopped_early)
         if self.steady is not None:
             steady_verdict(groups, self.steady)
         if self.drained is not None:
@@ -101,7 +115,8 @@ class OneMachine(Drive):
         if self.watcher is not None:
             stop_verdict(groups, self.watcher.final())
         shares = [Share(job.machine, groups, self.attributor, self.places)]
-        combined = self.engine.combine(art / self.engine.output_name) if job.sections and len(groups) > 1 else None
+        whole = job.sections and len(groups) > 1 and self.segmented is None
+        combined = self.engine.combine(art / self.engine.output_name) if whole else None
         if combined is not None:
             shares.append(Share(job.machine, [combined], None, whole=True))
         return Outcome(shares, groups, message)

@@ -20,7 +20,7 @@ from ..plan import Unit
 from ..store import now_iso
 from ..units import human_bytes, latency
 from .drive import Drive, Outcome, Share
-from .knee import Step
+from .knee import Cut, Step, kept_steps
 from .progress import JobTracker
 from .recorder import unit_dir
 from .state import RunState
@@ -49,17 +49,13 @@ def _run(state: RunState, job: Unit, drive: Drive) -> tuple[bool, str | None]:
     index = state.next_index()
     drive.prepare(job, art, label)
     rc = 130
-    curve: Curve | None = None
     with state.ui.job(index, state.total, label, job.expected_s, 0.0) as tracker:
         if state.stopped:  # while preparing: the measured run never starts
             state.ui.line(f"{label}: stopped before measuring")
         elif job.workload.knee is not None:  # iodepth: auto: the search's steps, each kept as it ends
-            searched = drive.knee(job, art, tracker, lambda step: knee_step(state, job, drive, step))
-            rc, curve = searched.rc, searched.curve
+            rc = _search(state, job, drive, art, tracker)
         else:
             rc = drive.measure(job, rendered, art, tracker)
-    if curve is not None:
-        knee_record(state, job, curve, done=not state.stopped)
     if state.stopped:
         state.store.update_job(state.run_id, job.key, status="interrupted", finished=now_iso(), exit_code=rc)
         return False, None
@@ -68,6 +64,18 @@ def _run(state: RunState, job: Unit, drive: Drive) -> tuple[bool, str | None]:
     state.store.add_results_many(state.run_id, job.key, [row for share in outcome.shares for row in rows(job, share)])
     drive.kept(art)
     return _finish(state, job, label, tracker, outcome, rc)
+
+
+def _search(state: RunState, job: Unit, drive: Drive, art: Path, tracker: JobTracker) -> int:
+    """The knee search, resumed from the steps an earlier attempt stored; its record kept however it
+    ended (an error that ends the machine's part, a host gone, is raised again after it); its exit code."""
+    searched = drive.knee(job, art, tracker, lambda step: knee_step(state, job, drive, step),
+                          kept_steps(state.store, state.run_id, job))
+    if searched.curve is not None:
+        knee_record(state, job, searched.curve, searched.cut)
+    if searched.error is not None:
+        raise searched.error
+    return searched.rc
 
 
 def knee_step(state: RunState, job: Unit, drive: Drive, step: Step) -> None:
@@ -89,11 +97,15 @@ def knee_step(state: RunState, job: Unit, drive: Drive, step: Step) -> None:
         state.store.add_results_many(state.run_id, unit.key, rows(unit, Share(unit.machine, step.groups, None)))
 
 
-def knee_record(state: RunState, job: Unit, curve: Curve, done: bool) -> None:
+def knee_record(state: RunState, job: Unit, curve: Curve, cut: Cut | None) -> None:
     """What a knee search found, in the run's facts (``knees``: one record per unit, replaced when the
-    unit runs again): its curve, the knee, the highest IOPS, the highest under the p99 limit."""
+    unit runs again): its curve, the knee, the highest IOPS, the highest under the p99 limit, and where
+    a failure or Ctrl-C cut it short (``cut``; ``complete`` false), so the curve is not read as whole."""
     record = {"job": job.key, "base_key": job.base_key, "workload": job.workload.name, "target": job.target_label,
-              "host": job.machine, "repeat": job.repeat, "complete": done, **curve.to_json()}
+              "host": job.machine, "repeat": job.repeat, "complete": cut is None, **curve.to_json(),
+              "cut": cut.to_json() if cut is not None else None}
+    if cut is not None:
+        record["text"] = f"{record['text']}; {cut.text()}"
     with _FACTS:
         known = [k for k in state.store.get_run(state.run_id).get("facts", {}).get(KNEES) or [] if k["job"] != job.key]
         state.store.merge_facts(state.run_id, {KNEES: [*known, record]})

@@ -69,6 +69,11 @@ class Recorder(Protocol):
 
     def drop_results(self, run_id: str, job_key: str) -> None: ...
 
+    def add_segment(self, run_id: str, job_key: str, number: int, *, seconds: int, started: str, finished: str,
+                    groups: list[dict[str, Any]]) -> None: ...
+
+    def segments(self, run_id: str, job_key: str) -> list[dict[str, Any]]: ...
+
     def run_artifacts(self, run_id: str) -> Path: ...
 
     def keep_artifacts(self, run_id: str, folder: Path | None = None) -> int:
@@ -92,6 +97,7 @@ class MemoryRecorder:
         self.jobs: dict[str, dict[str, dict[str, Any]]] = {}
         self.results: dict[str, list[StoredResult]] = {}
         self.entries: list[dict[str, Any]] = []  # what runs prepared on hosts (see store.prepared)
+        self.kept_segments: dict[str, list[dict[str, Any]]] = {}  # a segmented stop: job's runs, per run
 
     def close(self) -> None:
         if self._tmp is not None:
@@ -126,6 +132,7 @@ class MemoryRecorder:
     def delete_run(self, run_id: str) -> None:
         for table in (self.runs, self.jobs, self.results):
             table.pop(run_id, None)
+        self.kept_segments.pop(run_id, None)
 
     def renew_lock(self, run_id: str) -> bool:
         return True
@@ -188,7 +195,8 @@ class MemoryRecorder:
                 run_id=run_id, job_key=job_key, workload=workload, target=target, host=host,
                 engine=group.engine, engine_version=group.engine_version, jobs=group.jobs, result=d,
                 errors=list(group.errors), notes=list(group.notes), repeat=repeat,
-                base_key=job.get("base_key", job_key), params=job.get("params", {}), testbed=job.get("testbed")))
+                base_key=job.get("base_key", job_key), params=job.get("params", {}), testbed=job.get("testbed"),
+                stop=group.stop))
 
     def get_results(self, run_id: str) -> list[StoredResult]:
         return list(self.results[run_id])
@@ -202,6 +210,17 @@ class MemoryRecorder:
 
     def drop_results(self, run_id: str, job_key: str) -> None:
         self.results[run_id] = [r for r in self.results[run_id] if r.job_key != job_key]
+
+    def add_segment(self, run_id: str, job_key: str, number: int, *, seconds: int, started: str, finished: str,
+                    groups: list[dict[str, Any]]) -> None:
+        kept = [s for s in self.kept_segments.get(run_id, []) if (s["job_key"], s["number"]) != (job_key, number)]
+        self.kept_segments[run_id] = [*kept, {"run_id": run_id, "job_key": job_key, "number": number,
+                                              "seconds": seconds, "started": started, "finished": finished,
+                                              "groups": groups}]
+
+    def segments(self, run_id: str, job_key: str) -> list[dict[str, Any]]:
+        return sorted((s for s in self.kept_segments.get(run_id, []) if s["job_key"] == job_key),
+                      key=lambda s: int(s["number"]))
 
     def run_artifacts(self, run_id: str) -> Path:
         path = self.root / run_id

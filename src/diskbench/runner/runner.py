@@ -31,6 +31,7 @@ from ..providers.base import MachineUse, ProviderRun, RunContext
 from ..reports.gate import Policy
 from ..store import new_run_id
 from ..store.lock import heartbeat
+from ..units import dollars
 from .auto_repeats import Repeater
 from .group import GroupWork
 from .leftovers import stop_local_engines
@@ -239,8 +240,9 @@ class Runner:
                     self._teardown(options)  # at once: a cloud cancels what is still being created
                     wait(futures)
                     self.store.finish_run(run_id, "interrupted")
+                    kept = sum(j["status"] == "done" for j in self.store.get_jobs(run_id))  # knee steps too
                     raise Interrupted(
-                        f"interrupted: run {run_id} keeps its {outcome.done} finished job(s)",
+                        f"interrupted: run {run_id} keeps its {kept} finished job(s)",
                         hint=f"`diskbench resume {run_id}` runs the rest") from None
                 for future in futures:
                     future.result()  # re-raise what a machine thread could not handle
@@ -376,11 +378,6 @@ def _policy(plan: Plan, options: RunOptions) -> Policy | None:
     """The gate's policy automatic repeats judge with (its defaults without a file); None without them."""
     policy = options.gate_policy()  # a policy without automatic repeats is refused
     return (policy or Policy()) if plan.auto is not None else None
-
-
-def dollars(usd: float) -> str:
-    """Money to the cent, and to a tenth of a cent below one (a short run's few minutes)."""
-    return f"${usd:.2f}" if usd >= 0.01 or usd == 0 else f"${usd:.3f}"
 
 
 def use_line(use: MachineUse, now: float) -> str:

@@ -21,8 +21,8 @@ from .lock import alive
 if TYPE_CHECKING:
     from .store import Store
 
-TABLES = ("jobs", "results", "prepared")  # besides runs; each row belongs to one run (run_id)
-_ORDER = {"jobs": "seq", "results": "id", "prepared": "id"}
+TABLES = ("jobs", "results", "prepared", "segments")  # besides runs; each row belongs to one run (run_id)
+_ORDER = {"jobs": "seq", "results": "id", "prepared": "id", "segments": "job_key, number"}
 _OWN_ID = {"results", "prepared"}  # ids DST gives anew
 
 

@@ -181,6 +181,20 @@ MIGRATIONS: list[str | Dialects] = [
     """
     ALTER TABLE results ADD COLUMN stop TEXT;
     """,
+    # 8: the segments of a stop: job an engine runs as short runs (DiskSpd), each kept as it ends, so
+    # that what was measured survives an interruption and resume goes on from it
+    """
+    CREATE TABLE segments (
+        run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        job_key TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        seconds INTEGER NOT NULL,
+        started TEXT NOT NULL,
+        finished TEXT NOT NULL,
+        parsed TEXT NOT NULL,
+        PRIMARY KEY (run_id, job_key, number)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -403,6 +403,24 @@ class Store(RunLock, PreparedLog, ArtifactKeeping):
         with self._tx() as tx:
             tx.execute("DELETE FROM results WHERE run_id = ? AND job_key = ?", (run_id, job_key))
 
+    # --- segments -------------------------------------------------------------------------
+    def add_segment(self, run_id: str, job_key: str, number: int, *, seconds: int, started: str, finished: str,
+                    groups: list[dict[str, Any]]) -> None:
+        """One segment of a segmented ``stop:`` job, the moment it is parsed (replacing a row of the same
+        number an earlier attempt left)."""
+        with self._tx() as tx:
+            tx.execute("DELETE FROM segments WHERE run_id = ? AND job_key = ? AND number = ?",
+                       (run_id, job_key, number))
+            tx.execute("INSERT INTO segments (run_id, job_key, number, seconds, started, finished, parsed)"
+                       " VALUES (?,?,?,?,?,?,?)", (run_id, job_key, number, seconds, started, finished,
+                                                   json.dumps(groups, separators=(",", ":"))))
+
+    def segments(self, run_id: str, job_key: str) -> list[dict[str, Any]]:
+        """A job's stored segments in order, each with its groups as stored."""
+        rows = self._rows("SELECT * FROM segments WHERE run_id = ? AND job_key = ? ORDER BY number", (run_id, job_key))
+        return [{k: r[k] for k in ("job_key", "number", "seconds", "started", "finished")}
+                | {"groups": json.loads(r["parsed"])} for r in rows]
+
     def latency_bins(self, run_id: str) -> dict[tuple[str, str, int], dict[int, int]]:
         """The engine's raw latency bins (engine units) per (job key, direction, repeat): the
         report's histograms; kept out of get_results, which every report reads."""

@@ -2,7 +2,8 @@
 
 A workload runs DiskSpd on one file per target (``diskbench-<workload>.dat``). The file is laid
 out once per target with DiskSpd's own ``-c`` (the prefill pass, kept as an artifact like any
-pass), and every profile is validated on the host with ``-Rpxml`` before the measured run.
+pass), and every profile is validated on the host with ``-Rpxml`` before the measured run. A job
+with ``stop:`` runs as short DiskSpd runs until its answer is known (``segments.py``, ``merge.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..base import Engine, Parsed, Place
 from .options import check_workload
 from .parse import parse_diskspd, sniff
 from .render import DiskspdTarget, command, render_profile
+from .segments import DiskspdSegments
 
 if TYPE_CHECKING:
     from ...executors.base import Executor
@@ -51,9 +53,9 @@ class DiskspdEngine(Engine):
     def check_workload(self, workload: Workload) -> list[tuple[str, str]]:
         other = [(key, f"options for the {key} engine; this workload runs with DiskSpd")
                  for key in (workload.engine_options or {}) if key != self.name]
-        stop = [("stop", "DiskSpd cannot end a job early and keep its whole result; drop stop for this "
-                 "workload (or run it with fio)")] if workload.stop_rule is not None else []
-        return other + stop + check_workload(self.options(workload))
+        knee = [("stop", "a knee search (iodepth: auto) with DiskSpd runs each step its whole runtime; drop stop "
+                 "for this workload (or run it with fio)")] if workload.stop_rule and workload.knee else []
+        return other + knee + check_workload(self.options(workload))
 
     def file(self, place: Place) -> str:
         folder = (place.directory or "").rstrip("/\\")
@@ -81,6 +83,11 @@ class DiskspdEngine(Engine):
 
     def sniff(self, text: str) -> bool:
         return sniff(text)
+
+    def segments(self) -> DiskspdSegments:
+        """A ``stop:`` job as short DiskSpd runs, merged (``segments.py``): stopped early, DiskSpd writes
+        no result at all."""
+        return DiskspdSegments()
 
     def multi_host(self) -> None:
         """DiskSpd has no mode that drives one job on many hosts at once: no client group runs it."""

@@ -1,0 +1,25 @@
+"""How long the segments of a segmented stop: job are, and what they may add to a plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from diskbench.attribution.stop_rule import StopRule
+from diskbench.engines.segments import SEGMENT_MIN_S, START_S, lengths, overhead
+
+
+@pytest.mark.parametrize(("min_s", "max_s", "expected"), [
+    (10, 60, [5] * 12),  # a fifth of min is 2 s: the 5 s floor
+    (25, 60, [5] * 12),  # a fifth of min is the floor itself
+    (30, 60, [6] * 10),  # min over five batches: one segment per batch at min
+    (31, 60, [7] * 8 + [4]),  # whole seconds, rounded up; the last one what is left of max
+    (10, 12, [5, 5, 2]),
+    (3, 3, [3]),  # max shorter than the floor: one segment of max
+    (10, 10.5, [5, 5]),  # DiskSpd counts whole seconds
+])
+def test_lengths_add_up_to_max(min_s: float, max_s: float, expected: list[int]) -> None:
+    rule = StopRule(within=0.02, confidence=0.95, min_s=min_s, max_s=max_s)
+    got = lengths(rule)
+    assert got == expected and sum(got) == int(max_s)
+    assert all(n >= min(SEGMENT_MIN_S, int(max_s)) for n in got[:-1])
+    assert overhead(rule) == (len(got) - 1) * START_S
