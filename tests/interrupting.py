@@ -7,6 +7,7 @@ prints before the next; ``conftest.finish`` reads stderr only at the end, which 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import threading
@@ -81,6 +82,20 @@ class Watched:
             self._drain()
         assert_no_bug(self.proc.returncode, self.stderr)
         return self.proc.returncode
+
+
+def fio_in(folder: Path) -> list[int]:
+    """The fio processes working in ``folder`` (the local executor runs the engine there): a test's own, to
+    kill by their ids as the OOM killer or a user would."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and (proc / "comm").read_text().strip().startswith("fio") \
+                    and Path(os.readlink(proc / "cwd")) == folder:
+                out.append(int(proc.name))
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+    return out
 
 
 def until(check: Callable[[], bool], timeout: float = 60, what: str = "timed out waiting") -> None:

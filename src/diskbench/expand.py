@@ -55,11 +55,17 @@ def _segments_s(job: Unit) -> float:
     one engine start per segment after the first, at most (``engines/segments.py``)."""
     from .engines.segments import overhead
 
-    engine = registry.engines.get(job.engine)
     rules = [r for r in (part.workload.stop_rule for part in job.jobs) if r is not None]
-    if not rules or engine.live(0) is not None or engine.segments() is None:
+    if not rules or not segmented(job):
         return 0.0
     return max(overhead(r) for r in rules)
+
+
+def segmented(job: Unit) -> bool:
+    """Whether the unit's engine runs a ``stop:`` job as segments (it cannot end a run early, DiskSpd):
+    the plan counts such a job's time, at most and at least, by its segments."""
+    engine = registry.engines.get(job.engine)
+    return engine.live(0) is None and engine.segments() is not None
 
 
 def _check_flush(units: list[Unit]) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import registry
 from .errors import ProfileError
-from .expand import build_plan
+from .expand import build_plan, segmented
 from .plan import Plan, Unit
 from .profile import LoadedProfile
 
@@ -31,7 +31,8 @@ class Cost:
     machines: list[dict[str, Any]]  # machine, size, vm_minutes, usd (None: no price), note
     source: str
     # a plan with a workload's stop: block: the least the adaptive plan takes (each such job ends at
-    # its stop.min); the most it takes is the fixed plan above (stop.max is the runtime). None: no stop.
+    # its stop.min, or after five segments when its engine runs it as segments); the most it takes is
+    # the fixed plan above (stop.max is the runtime). None: no stop.
     shortest: list[dict[str, Any]] | None = None
     # --repeats auto[:MAX]: the most the rounds can take (every job repeated MAX times); the least is the
     # plan above (its first rounds). None: no automatic repeats.
@@ -159,26 +160,37 @@ def _rows(machines: list[MachineCost]) -> list[dict[str, Any]]:
 
 
 def shortest(plan: Plan) -> Plan | None:
-    """The plan with each job that has a ``stop:`` block ended at its ``stop.min`` (the least an adaptive
-    run takes); None when no job has one. Its longest is the plan itself: ``stop.max`` is the runtime."""
+    """The plan with each job that has a ``stop:`` block ended as soon as its stop rule can end it (the
+    least an adaptive run takes); None when no job has one. Its longest is the plan itself: ``stop.max``
+    is the runtime."""
     from dataclasses import replace
-
-    from .units import parse_duration
-
-    def cut(unit: Unit) -> float:
-        rules = [r for r in (job.workload.stop_rule for job in unit.jobs) if r is not None]
-        if not rules or not unit.workload.runtime:
-            return 0.0
-        # every engine run of the unit (each step of a knee search) ends at stop.min
-        return max(0.0, parse_duration(unit.workload.runtime) - max(r.min_s for r in rules)) * unit.workload.rounds
 
     if not any(job.workload.stop_rule is not None for unit in plan.units for job in unit.jobs):
         return None
     units = []
     for unit in plan.units:
-        clients = [replace(c, expected_s=c.expected_s - cut(c)) for c in unit.clients]
-        units.append(replace(unit, expected_s=unit.expected_s - cut(unit), clients=clients))
+        clients = [replace(c, expected_s=c.expected_s - _unneeded_s(c)) for c in unit.clients]
+        units.append(replace(unit, expected_s=unit.expected_s - _unneeded_s(unit), clients=clients))
     return replace(plan, units=units)
+
+
+def _unneeded_s(unit: Unit) -> float:
+    """What the plan counts for ``unit`` that its shortest adaptive run does not take. Every engine run
+    of the unit (each step of a knee search) ends at ``stop.min``; a job its engine runs as segments
+    (DiskSpd) after its fewest segments (five at least: the stop rule's five batches), whose starts the
+    plan counted too, every segment ``max`` allows."""
+    from .engines import segments
+    from .units import parse_duration
+
+    rules = [r for r in (job.workload.stop_rule for job in unit.jobs) if r is not None]
+    if not rules or not unit.workload.runtime:
+        return 0.0
+    runtime = parse_duration(unit.workload.runtime)
+    if segmented(unit):
+        counted, least = runtime + max(segments.overhead(r) for r in rules), max(segments.least(r) for r in rules)
+    else:
+        counted, least = runtime, max(r.min_s for r in rules)
+    return max(0.0, counted - least) * unit.workload.rounds
 
 
 def repeat_range(plan: Plan) -> tuple[int, int]:

@@ -145,7 +145,11 @@ def test_errors_get_hints() -> None:
     assert split_hint("error 28 (No space left on device): x")[1].startswith("the target is full")
     assert split_hint("m1: fio is not installed (install fio on the host, or set install_engine: true)") == (
         "m1: fio is not installed", "install fio on the host, or set install_engine: true")
-    assert split_hint("fio did not finish in time and was stopped (exit -9)")[0].endswith("(exit -9)")
+    timeout = split_hint("fio did not finish in time and was stopped by diskbench's timeout (exit 124)")
+    assert timeout[0].endswith("(exit 124)") and timeout[1].startswith("the job ran far past its runtime")
+    killed = split_hint("fio was killed by SIGKILL (signal 9) from outside diskbench, exit -9, not by diskbench's "
+                        "timeout (check dmesg on the host: the kernel's OOM killer logs 'Killed process' there)")
+    assert killed[0].endswith("not by diskbench's timeout") and killed[1].startswith("check dmesg on the host")
     assert split_hint("something odd happened") == ("something odd happened", "")
 
 

@@ -31,7 +31,7 @@ from diskbench.store import Store
 from diskbench.ui import UI
 
 from ..conftest import diskbench, needs_fio
-from ..interrupting import Watched, until
+from ..interrupting import Watched, fio_in, until
 from .test_knee import CAPPED
 
 SLOW = {**CAPPED, "defaults": {**CAPPED["defaults"], "runtime": "2s"}}
@@ -47,16 +47,8 @@ def _start(tmp_path: Path, db: Path) -> tuple[Watched, Path]:
 
 
 def _fio_of(unit: Path) -> list[int]:
-    """The fio processes working in ``unit`` (the local executor runs the engine there): the test's own run's."""
-    out = []
-    for proc in Path("/proc").iterdir():
-        try:
-            if proc.name.isdigit() and (proc / "comm").read_text().strip().startswith("fio") \
-                    and Path(os.readlink(proc / "cwd")) == unit:
-                out.append(int(proc.name))
-        except OSError:  # gone meanwhile, or not ours to read
-            continue
-    return out
+    """The fio processes working in ``unit``: the test's own run's."""
+    return fio_in(unit)
 
 
 def _unit(db: Path) -> Path:
@@ -155,7 +147,8 @@ def test_ctrl_c_mid_search_keeps_its_steps_and_resume_runs_only_the_rest(db: Pat
 @needs_fio
 def test_a_failing_step_cuts_the_search_short_and_resume_runs_it_again(db: Path, tmp_path: Path) -> None:
     """Step 2's fio dies (killed, as when its host's OOM killer takes it): the step and the unit fail with
-    one line naming the depth and the step's folder, step 1 stays stored, and the run exits non-zero."""
+    one line naming the depth, the signal (not diskbench's timeout) and the step's folder, step 1 stays
+    stored, and the run exits non-zero."""
     run, work = _start(tmp_path, db)
     with run:
         unit = _at_step_2(run, db)
@@ -165,13 +158,15 @@ def test_a_failing_step_cuts_the_search_short_and_resume_runs_it_again(db: Path,
     assert code not in (0, 130), run.stderr
     failed = [ln for ln in run.lines if "FAILED" in ln]
     assert len(failed) == 1 and "at QD 2: " in failed[0] and "step-02-qd2" in failed[0], run.stderr
+    assert "killed by SIGKILL" in failed[0] and "did not finish in time" not in failed[0], run.stderr
     assert run.lines[-1].startswith("error: "), run.stderr
     store = Store(db)
     run_id = store.get_run("last")["id"]
     jobs = {j["workload"]: j["status"] for j in store.get_jobs(run_id)}
     assert jobs == {"capped": "failed", STEP1: "done", "capped-iodepth2": "failed"}
     assert (unit / "step-02-qd2" / "job.fio").exists()  # the failed step's files, set aside as the others
-    before = _cut_and_nothing_left(store, run_id, unit, work, "fio")
+    before = _cut_and_nothing_left(store, run_id, unit, work, "fio was killed by SIGKILL (signal 9) from outside "
+                                   "diskbench, exit -9, not by diskbench's timeout (check dmesg on the host")
     doc = _resume(db, run_id, before)
     assert {j["workload"]: j["status"] for j in store.get_jobs(run_id)}["capped-iodepth2"] == "done"
     assert doc["run"]["status"] == "completed"

@@ -8,6 +8,7 @@ find or install it on a host, its status lines, and how its output becomes the o
 
 from __future__ import annotations
 
+import signal
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..attribution.stop_rule import Sample
-from ..executors.base import Executor
+from ..executors.base import TIMED_OUT, Executor
 from ..model import GroupResult
 from ..profile.workload import Workload
 
@@ -206,8 +207,9 @@ class Engine(ABC):
                         "was changed, so no result is kept")
         groups = parsed.groups
         errors = [e for g in groups for e in g.errors]
-        if errors:
-            return groups, "; ".join(errors) + _stderr_hint(stderr)
+        if errors:  # fio stopped by the timeout's SIGINT says it was cut short: say who stopped it first
+            said = "; ".join(errors) + _stderr_hint(stderr)
+            return groups, f"{self._failure(rc, stderr)}; {said}" if rc == TIMED_OUT else said
         if rc != 0:
             return groups, self._failure(rc, stderr) or f"{self.name} exited with code {rc}"
         return groups, None
@@ -218,10 +220,16 @@ class Engine(ABC):
         return None
 
     def _failure(self, rc: int, stderr: str) -> str | None:
+        """Why a run that exited ``rc`` failed. diskbench's own timeout (``TIMED_OUT``) is told apart from
+        a signal from outside (the OOM killer, a user): a kill read as a timeout sends the user after a
+        slow disk instead of the host's memory."""
         if rc == 0:
             return None
-        if rc < 0 or rc == 137:
-            return f"{self.name} did not finish in time and was stopped (exit {rc})"
+        if rc == TIMED_OUT:
+            return f"{self.name} did not finish in time and was stopped by diskbench's timeout (exit {rc})"
+        signum = _signal_of(rc)
+        if signum is not None:
+            return _killed(self.name, rc, signum)
         return f"{self.name} exited with code {rc}{_stderr_hint(stderr)}"
 
     def combine(self, output: Path) -> GroupResult | None:
@@ -289,6 +297,28 @@ class Engine(ABC):
         version = self.version(ex)
         return [Check(self.name, version is not None, version or "not found",
                       "" if version else f"install {self.name}")]
+
+
+def _signal_of(rc: int) -> int | None:
+    """The signal that ended a run with exit code ``rc``: -N from a local process, 128+N from a shell
+    (the SSH host's wrapper); None for an exit of the program's own."""
+    signum = -rc if rc < 0 else rc - 128 if rc > 128 else 0
+    return signum if 0 < signum < signal.NSIG else None
+
+
+def _killed(engine: str, rc: int, signum: int) -> str:
+    """A run a signal ended that diskbench did not send, naming it; the hint in parentheses (split off by
+    the reports) points at the kernel's log: the OOM killer logs whom it killed (always with SIGKILL, the
+    one signal that only comes from outside), and a crash (SIGSEGV, SIGBUS) shows there too."""
+    try:
+        name = f"{signal.Signals(signum).name} (signal {signum})"
+    except ValueError:
+        name = f"signal {signum}"
+    if signum == signal.SIGKILL:
+        return (f"{engine} was killed by {name} from outside diskbench, exit {rc}, not by diskbench's timeout "
+                "(check dmesg on the host: the kernel's OOM killer logs 'Killed process' there)")
+    return (f"{engine} was ended by {name}, exit {rc}, not by diskbench's timeout (check dmesg on the host "
+            "for a crash or the OOM killer)")
 
 
 def _stderr_hint(stderr: str) -> str:

@@ -14,7 +14,9 @@ of ``min`` (whichever is longer), in whole seconds. A fifth of ``min``, so that 
 the rule has its five batches at ``min`` when ``min`` allows; at least 5 s, since each segment
 costs an engine start (with DiskSpd, also the check of its profile on the host), which this keeps
 to a small share of the time measured. The last segment is shorter when ``max`` is not a
-multiple of the length, so that the segments never add up to more than ``max``.
+multiple of the length, so that the segments never add up to more than ``max``. ``plan`` counts
+every segment ``max`` allows as the most a job takes, and its ``fewest`` (five, and ``min``) as the
+least: the stop rule cannot judge fewer.
 """
 
 from __future__ import annotations
@@ -40,6 +42,30 @@ def lengths(rule: StopRule) -> list[int]:
     each = min(total, max(SEGMENT_MIN_S, math.ceil(rule.min_s / BATCH_SEGMENTS - 1e-9)))
     out = [each] * (total // each)
     return out + [total % each] if total % each else out
+
+
+def fewest(rule: StopRule) -> int:
+    """The fewest segments a job with ``rule`` runs before it can stop: the stop rule judges nothing
+    before ``min``, nor before it has five intervals (its five batches, one segment each), so a short
+    ``min`` still takes five segments; every segment ``max`` allows when it allows fewer."""
+    plan = lengths(rule)
+    done = 0
+    for number, seconds in enumerate(plan, 1):
+        done += seconds
+        if number >= BATCH_SEGMENTS and done + 1e-9 >= rule.min_s:
+            return number
+    return len(plan)
+
+
+def shortest(rule: StopRule) -> float:
+    """The least a job with ``rule`` measures as segments: its ``fewest`` segments, max(min, five
+    segments) when ``max`` allows that, which is what the plan's adaptive minimum counts."""
+    return float(sum(lengths(rule)[:fewest(rule)]))
+
+
+def least(rule: StopRule) -> float:
+    """The least a job with ``rule`` takes as segments: its ``fewest`` segments and their starts."""
+    return shortest(rule) + (fewest(rule) - 1) * START_S
 
 
 def overhead(rule: StopRule) -> float:

@@ -12,6 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# What ``Executor.stream`` returns when its own timeout stopped the command (as timeout(1) exits): the
+# engine's outcome then says diskbench stopped it, which an engine killed from outside (exit -9, 137)
+# must not be mistaken for.
+TIMED_OUT = 124
+
 
 @dataclass
 class Completed:
@@ -44,7 +49,8 @@ class Executor(ABC):
     def stream(self, argv: list[str], *, on_output: Callable[[str], None], timeout: float,
                stdout_path: Path, stderr_path: Path, privileged: bool = False,
                workdir: str | None = None) -> int:
-        """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams."""
+        """Run a long command, feeding its stdout to ``on_output`` as it comes; keep both streams. Its exit
+        code, or ``TIMED_OUT`` when it ran past ``timeout`` and the executor stopped it."""
 
     @abstractmethod
     def write_text(self, path: str, text: str) -> None: ...

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from ..errors import ExecutionError
-from .base import Completed, Executor
+from .base import TIMED_OUT, Completed, Executor
 
 
 class LocalExecutor(Executor):
@@ -85,13 +85,15 @@ class LocalExecutor(Executor):
                 raise ExecutionError(f"{argv[0]} is not installed") from None
             self._proc = proc
             reader = cast(io.BufferedReader, proc.stdout)
-            watchdog = threading.Timer(min(timeout, threading.TIMEOUT_MAX / 2), _stop, [proc])  # a hung fio stops
+            fired = threading.Event()
+            watchdog = threading.Timer(min(timeout, threading.TIMEOUT_MAX / 2), _time_out, [proc, fired])
             watchdog.start()
             try:
                 for chunk in iter(lambda: reader.read1(4096), b""):
                     out.write(chunk)
                     on_output(chunk.decode("utf-8", "replace"))
-                return proc.wait()
+                rc = proc.wait()
+                return TIMED_OUT if fired.is_set() else rc
             except BaseException:
                 _stop(proc)
                 raise
@@ -161,6 +163,14 @@ def stop_group(pgid: int) -> None:
             except ProcessLookupError:
                 return
             time.sleep(0.1)
+
+
+def _time_out(proc: subprocess.Popen[bytes], fired: threading.Event) -> None:
+    """The watchdog: a hung engine stopped, and marked as stopped by diskbench's timeout (``TIMED_OUT``),
+    so that its failure is not told as a kill from outside; one that ended meanwhile is left alone."""
+    if proc.poll() is None:
+        fired.set()
+        _stop(proc)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

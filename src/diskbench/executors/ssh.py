@@ -27,7 +27,7 @@ import paramiko
 from ..errors import ExecutionError
 from ..platforms.base import Shell
 from ..profile import Host
-from .base import Completed, Executor
+from .base import TIMED_OUT, Completed, Executor
 from .hostkeys import HostKeyError, HostKeyTrust, VerifyBeforeAuth
 from .ssh_session import Reply, SessionTimeout, ShellSession
 from .sshconfig import Route, resolve, tried
@@ -444,7 +444,7 @@ class SSHExecutor(Executor):
                     reconnected = True
                     if time.monotonic() > deadline:
                         self.interrupt()
-                        rc = -9
+                        rc = TIMED_OUT  # stopped by this timeout, not killed from outside
         self._pid = self._work = None
         wanted = [(f"{work}/stderr.txt", stderr_path)]
         if reconnected:  # what was streamed may have gaps; the host's file has it all

@@ -14,7 +14,7 @@ from ..model import PERCENTILES, TABLE_PERCENTILES, Latency, pkey
 from ..store import StoredResult
 from ..text import printable
 from ..units import latency
-from .knees import knee_json, knee_lines
+from .knees import knee_json, knee_lines, knee_markdown
 from .stats import Summary, summarize
 from .textable import Col, TextTable, count
 
@@ -215,6 +215,7 @@ def to_markdown(run: dict[str, Any], results: Sequence[StoredResult]) -> str:
     bound_texts = [f"{r.workload}: {r.result.bound['text']}" for r in rows if r.result.bound]
     lines += ["", "**bound:**", ""] + [f"- {t}" for t in bound_texts] if bound_texts else []
     lines += ["", "**warnings:**", ""] + [f"- {w}" for w in _warnings(rows)] if _warnings(rows) else []
+    lines += knee_markdown(run)  # iodepth: auto: what each search found, and where one was cut short
     stops = [f"- {_md_cell(label)}: {text}" for label, text in repeat_stops(run).values()]
     lines += ["", "**repeats auto** (how many each job took, and why it stopped):", ""] + stops if stops else []
     return printable("\n".join(lines), keep_newlines=True) + "\n"  # names from imported files are anyone's

@@ -106,7 +106,8 @@ def _sections(store: Store, runs: list[dict[str, Any]], raw: dict[str, list[Stor
         ("knees", "Knee of the latency curve",
          "Each iodepth: auto search: p50 (solid) and p99 (dashed) against IOPS, each point labelled with its "
          "queue depth, the knee marked and the p99 limit drawn when one was given; below each chart, what the "
-         "search found. Every step is also a row of the table and a point of the sweep charts.",
+         "search found, and where a failure or Ctrl-C cut it short. Every step is also a row of the table "
+         "and a point of the sweep charts.",
          knee_charts(runs)),
         ("sweeps", "Sweeps", "", sweep_charts(runs, rows)),
         ("mixes", "Read/write mix",
