@@ -191,7 +191,8 @@ def test_clients_grow_to_the_volume_cap_and_the_mix_falls_towards_writes(guest_l
     between(path.factor, *VOLUME_OPS_PER_NFS_WRITE, "disk writes on the volume per NFS write (x1000)", scale=1000)
     write_cap = max(20, int(min(0.6 * HEADROOM * budget, HEADROOM * path.iops4k)))  # the volume's 4k write IOPS
     # 64k writes a client is paced to (two jobs): two clients must reach 1.5 clients' worth at HEADROOM
-    per_client = max(4, int(min(write_cap / 4, HEADROOM * path.iops64k / 1.5)))
+    # (even: each of a client's two jobs is paced to half of it, so an odd pace would be asked as one less)
+    per_client = 2 * max(2, int(min(write_cap / 4, HEADROOM * path.iops64k / 1.5)) // 2)
     volume_bps = int(1.5 * per_client * KIB64)  # the volume's throughput: 1.5 clients' worth of 64k writes
     print(f"calibrated {cal.iops:,.0f} IOPS ({budget:,.0f} a guest with 3 running); the NFS path unthrottled "
           f"{path.iops4k:,.0f} 4k / {path.iops64k:,.0f} 64k write IOPS: volume {write_cap} 4k IOPS, "
