@@ -40,19 +40,19 @@ class Cost:
 
     @property
     def shortest_vm_minutes(self) -> float | None:
-        return None if self.shortest is None else sum(float(m["vm_minutes"]) for m in self.shortest)
+        return _total(self.shortest, "vm_minutes")
 
     @property
     def shortest_usd(self) -> float | None:
-        return None if self.shortest is None else sum(float(m["usd"] or 0.0) for m in self.shortest)
+        return _total(self.shortest, "usd")
 
     @property
     def longest_vm_minutes(self) -> float | None:
-        return None if self.longest is None else sum(float(m["vm_minutes"]) for m in self.longest)
+        return _total(self.longest, "vm_minutes")
 
     @property
     def longest_usd(self) -> float | None:
-        return None if self.longest is None else sum(float(m["usd"] or 0.0) for m in self.longest)
+        return _total(self.longest, "usd")
 
     @property
     def vm_minutes(self) -> float:
@@ -221,3 +221,8 @@ def report(plan: Plan, *, refresh_prices: bool = False,
     return PlanReport(plan, preflight(plan.profile), warned,
                       costs(plan, refresh=refresh_prices, line=line) if plan.profile.profile.machine_entries else [],
                       notes)
+
+
+def _total(machines: list[dict[str, Any]] | None, key: str) -> float | None:
+    """A column of a bound's machine rows summed (a missing price counts 0); None: no such bound."""
+    return None if machines is None else sum(float(m[key] or 0.0) for m in machines)

@@ -75,9 +75,14 @@ def test_decision_text() -> None:
     assert Decision(MAX_REACHED, 60.0, 0.0251, 0.9, "widest: read p99; asked +-2%").text() == \
         "adaptive stop: max reached after 60 s; known within +-2.5% at 90% (widest: read p99; asked +-2%)"
     assert Decision(NOT_STEADY, 30.0, None, 0.95, "read IOPS trend").text() == \
-        "adaptive stop: not steady after 30 s; known within unknown at 95% (read IOPS trend)"
+        "adaptive stop: not steady after 30 s; not known at 95% (read IOPS trend)"
     assert Decision(MAX_REACHED, 30.0, math.inf, 0.99).text() == \
-        "adaptive stop: max reached after 30 s; known within unknown at 99%"
+        "adaptive stop: max reached after 30 s; not known at 99%"
+    # past 100% a width tells a reader nothing; exactly 100% is still a width
+    assert Decision(NOT_STEADY, 60.0, 15.239, 0.95).text() == \
+        "adaptive stop: not steady after 60 s; not known within +-100% at 95%"
+    assert Decision(MAX_REACHED, 60.0, 1.0, 0.95).text() == \
+        "adaptive stop: max reached after 60 s; known within +-100.0% at 95%"
 
 
 def test_decision_json_round_trip() -> None:

@@ -69,10 +69,16 @@ class Decision:
     detail: str = ""
 
     def text(self) -> str:
-        """One line for a result's notes and the run's screen."""
-        got = f"+-{self.reached * 100:.1f}%" if self.reached is not None and math.isfinite(self.reached) else "unknown"
-        return (f"adaptive stop: {self.reason} after {self.seconds:.0f} s; known within {got} at "
-                f"{self.confidence * 100:g}%" + (f" ({self.detail})" if self.detail else ""))
+        """One line for a result's notes and the run's screen. A width past 100% says nothing a reader can
+        use (a p99 "known within +-1,524%"), so it reads as not known within 100%."""
+        if self.reached is None or not math.isfinite(self.reached):
+            got = "not known"
+        elif self.reached > 1:
+            got = "not known within +-100%"
+        else:
+            got = f"known within +-{self.reached * 100:.1f}%"
+        return (f"adaptive stop: {self.reason} after {self.seconds:.0f} s; {got} at {self.confidence * 100:g}%"
+                + (f" ({self.detail})" if self.detail else ""))
 
     def to_json(self) -> dict[str, Any]:
         known = self.reached is not None and math.isfinite(self.reached)
