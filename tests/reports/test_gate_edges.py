@@ -459,6 +459,7 @@ def test_a_running_run_is_judged_from_its_finished_units_and_nothing_is_recorded
     assert [(c.job, c.metric, c.verdict) for c in result.checks] == [("local/scratch/a", "iops", "INCONCLUSIVE")]
     assert result.checks[0].value == 1000 and result.checks[0].run_cv == pytest.approx(115.47 / 1066.67, abs=1e-4)
     assert result.verdict == "INCONCLUSIVE" and not noisy_baseline(result.checks[0])
+    assert result.run_id == run  # the run asked about, as gate() names it
     both = job_checks(store, run, Policy(thresholds={"iops": 0.10}), ["local/scratch/a", "local/scratch/b"])
     assert worst(both.checks) == "REGRESSED" and worst([]) == "LEARNING"
     assert store.get_run(run)["verdict"] is None  # read-only: a run under way has no verdict yet
@@ -473,6 +474,9 @@ def test_a_noisy_baseline_is_told_from_a_noisy_run(tmp_path: Path) -> None:
 
     assert noisy_baseline(check(1000, 799)) and noisy_baseline(check(1000, 1201))  # latency: limit above
     assert not noisy_baseline(check(1000, 800)) and not noisy_baseline(check(1000, 900))
+    # no baseline median (a first run) or no band: nothing to call noisy, whatever the other says
+    assert not noisy_baseline(Check("j", "read", "iops", "LEARNING", 1000, None, 1100, 0.10, 0))
+    assert not noisy_baseline(Check("j", "read", "iops", "LEARNING", 1000, 1000, None, 0.10, 0))
     assert not noisy_baseline(check(1000, 700, None)) and not noisy_baseline(Check("j", "read", "iops", "LEARNING"))
     store = Store(tmp_path / "s.sqlite")
     history(store, [R(iops=v) for v in (1000, 1200, 850, 1150, 900)])  # median 1000, MAD 150: band 667
