@@ -3,9 +3,9 @@
 One threaded HTTP server answers every service under its own path prefix (``/identity``, ``/compute``,
 ``/network``, ``/volume``, ``/image``); the Keystone catalog points the SDK back at it. Resources move
 through their states on polls, not on wall time, so tests are deterministic on a loaded machine.
-Every request is recorded. Faults are switched per test (``no_valid_host``, ``quota_fault``,
-``expire_tokens()``, ``deletes_hang``, ``faults`` by method and path), and ``on_boot`` decides what a
-created server "is": its address, SSH port and host keys (later: a QEMU guest).
+Every request is recorded, with when it arrived. Faults are switched per test (``no_valid_host``,
+``quota_fault``, ``expire_tokens()``, ``deletes_hang``, ``faults`` by method and path), and ``on_boot``
+decides what a created server "is": its address, SSH port and host keys (later: a QEMU guest).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import base64
 import json
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ class Request:
     query: dict[str, list[str]]
     body: Any
     token: str | None
+    at: float = field(default_factory=time.time)  # when it arrived: tests order the deletes against the run
 
 
 @dataclass

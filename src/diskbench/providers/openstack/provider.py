@@ -3,20 +3,23 @@
 The cloud layer (connect, preflight, provision, teardown, find_leftovers) lives beside this
 file; here it is fitted to the provider seam: one ``OpenStackRun`` per run provisions each
 machine in its own thread and hands the SSH path a host whose key came from the console.
-Teardown waits until the cloud confirms each delete; a second Ctrl-C stops that wait and says
-what is left, by id, and the command that deletes it.
+A machine whose last job ended is released at once (its server and volumes deleted) while the
+others run on, so it stops costing money; the run's keypair and security group, shared by its
+machines, go with the teardown at the end. Teardown waits until the cloud confirms each delete;
+a second Ctrl-C stops that wait and says what is left, by id, and the command that deletes it.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ...errors import ProfileError
-from ..base import MachineCost, NotConfigured, Provider, ProviderRun, RunContext, StopWaiting
+from ...errors import DiskbenchError, ProfileError
+from ..base import MachineCost, MachineUse, NotConfigured, Provider, ProviderRun, RunContext, StopWaiting
 
 if TYPE_CHECKING:
     import click
@@ -57,6 +60,7 @@ class OpenStackRun(ProviderRun):
         self.waits = Waits(stop=self.stopping, **ctx.options.get("openstack_waits", {}))
         self._conns: dict[str | None, Any] = {}
         self._created: dict[str, Created] = {}
+        self._clouds: dict[str, str | None] = {}  # machine -> its cloud, for its release
         self._lock = threading.Lock()
         self.flavors: dict[str, Any] = {}
         self._qos: dict[str | None, tuple[dict[str, dict[str, float]], str | None]] = {}
@@ -114,6 +118,9 @@ class OpenStackRun(ProviderRun):
         assert isinstance(job.entry, Machine)
         m = job.entry
         self.ctx.line(f"{m.name}: creating a {m.flavor} server")
+        with self._lock:  # billed from here on, also when creating fails half-way (its release says)
+            self._clouds[m.name] = m.cloud
+            self.used[m.name] = MachineUse(m.name, m.flavor, time.time(), m.price_per_hour)
         created = provision(self._conn(m.cloud), self.ctx.run_id, spec_of(m), self.cidr,
                             None if m.key_name else self.login.public_openssh,
                             journal=Journal(self.ctx.state_dir / JOURNAL), waits=self.waits, line=self.ctx.line,
@@ -125,7 +132,32 @@ class OpenStackRun(ProviderRun):
                     key_file=None if m.key_name else str(self.key_file), sudo=created.user != "root",
                     host_key=created.host_key.fingerprint, install_engine=True, targets=targets)
         self.ctx.line(f"{m.name}: waiting for SSH at {host.address}:{host.port}")
-        return _wait_ssh(host, trust, self.stopping), replace(job, host=host)
+        ex = _wait_ssh(host, trust, self.stopping)
+        self.used[m.name].ready = time.time()
+        return ex, replace(job, host=host)
+
+    def release(self, machine: str) -> None:
+        """Delete the machine's server and its volumes while the other machines run on, so it stops
+        costing money; its use ends when the cloud confirms both gone. The run's keypair and security
+        group stay (the other servers use them) until the teardown. Ctrl-C, or a failure, leaves what is
+        not confirmed gone to the teardown at the end, which finds it by the run id."""
+        from .journal import Journal
+        from .teardown import release_machine
+
+        use = self.used.get(machine)
+        cloud = self._clouds.get(machine)
+        conn = self._conns.get(cloud)
+        if use is None or use.released is not None or conn is None or self.stopping.is_set():
+            return
+        self.ctx.line(f"{machine}: its last job is done; deleting its server and volumes")
+        try:
+            release_machine(conn, self.ctx.run_id, machine, cloud=cloud, journal=Journal(self.ctx.state_dir / JOURNAL),
+                            waits=self.waits, line=self.ctx.line)
+        except DiskbenchError as exc:
+            self.ctx.line(f"{exc}; the teardown at the end of the run deletes what is left of {machine}")
+            return
+        use.released = time.time()
+        self.ctx.line(f"{machine}: deleted ({use.vm_minutes():.1f} VM-minutes)")
 
     def device_map(self, machine: str) -> DeviceMap | None:
         """Attached volumes as LUN 0, 1, ... in attachment order, by their virtio serial."""
@@ -154,6 +186,9 @@ class OpenStackRun(ProviderRun):
             self._let_go(left.lines())
             raise
         self._conns.clear()
+        now = time.time()
+        for use in self.used.values():  # whatever was still held went with the teardown
+            use.released = use.released if use.released is not None else now
 
     def _let_go(self, left: list[str]) -> None:
         """The user stopped waiting for the deletes (a second Ctrl-C): what is left, by id, and how it goes."""

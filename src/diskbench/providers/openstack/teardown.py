@@ -7,6 +7,11 @@ nothing but the run id.
 
 It takes stock first, and crosses off each resource once the cloud confirms it is gone: a user
 who stops waiting (a second Ctrl-C) is told exactly what is left, with ids.
+
+``release_machine`` does the same for one machine the moment its last job ends (its server and
+volumes, found by its name and labels): the run's keypair and security group are shared by its
+machines and stay for the teardown at the end. What a release deleted is gone before the journal
+says so, so the teardown's listing never finds it, and never touches it again.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from diskbench.errors import DiskbenchError
 from ..lifecycle import DEFAULT_LIFETIME, MARKER, stale, when
 from .journal import Journal
 from .session import Waits, explained, find
-from .spec import Leftover, run_prefix, run_tag
+from .spec import Leftover, run_prefix, run_tag, server_name
 
 if TYPE_CHECKING:
     from openstack.connection import Connection
@@ -147,6 +152,12 @@ def _gone(get: Callable[[], Any], what: str, waits: Waits, timeout: float) -> No
 def _servers(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None], left: Left) -> list[str]:
     with explained(f"run {run_id}: listing servers"):
         servers = run_servers(conn, run_id)
+    return _delete_servers(conn, servers, waits, line, left)
+
+
+def _delete_servers(conn: Connection, servers: list[Any], waits: Waits, line: Callable[[str], None],
+                    left: Left) -> list[str]:
+    """Ask for every delete first, then wait for each: servers go in parallel, not one after another."""
     for s in servers:
         left.found("server", s.name, s.id)
         line(f"openstack: deleting server {s.name}")
@@ -160,6 +171,12 @@ def _servers(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], 
 def _volumes(conn: Connection, run_id: str, waits: Waits, line: Callable[[str], None], left: Left) -> list[str]:
     with explained(f"run {run_id}: listing volumes"):
         volumes = run_volumes(conn, run_id)
+    return _delete_volumes(conn, volumes, waits, line, left)
+
+
+def _delete_volumes(conn: Connection, volumes: list[Any], waits: Waits, line: Callable[[str], None],
+                    left: Left) -> list[str]:
+    """Each volume once it is free (its server is gone by now), then wait until all are gone."""
     for v in volumes:
         left.found("volume", v.name, v.id)
         line(f"openstack: deleting volume {v.name}")
@@ -214,6 +231,40 @@ def _security_group(conn: Connection, run_id: str, waits: Waits, line: Callable[
                         f"deleting security group {name}", waits)
         left.gone("security group", g.id)
     return [f"security group {name}" for _ in groups]
+
+
+# --- one machine, while the run goes on ---------------------------------------------------------
+def release_machine(conn: Connection, run_id: str, machine: str, *, cloud: str | None = None,
+                    journal: Journal | None = None, waits: Waits | None = None,
+                    line: Callable[[str], None] = lambda text: None) -> list[str]:
+    """Delete ``machine``'s server and volumes, waiting until the cloud confirms each is gone; returns
+    what was deleted. The run's keypair and security group are left: other machines use them.
+
+    Found by name and labels, not by what provisioning returned, so a machine whose provisioning
+    failed half-way gives back what it got too. Only once everything is gone does the journal say
+    the machine is released; a failure or Ctrl-C before that leaves the rest to ``teardown``.
+    """
+    waits = waits or Waits()
+    left = Left()
+    with explained(f"{machine}: listing its server and volumes"):
+        servers = [s for s in run_servers(conn, run_id) if s.name == server_name(run_id, machine)]
+        volumes = [v for v in run_volumes(conn, run_id) if _machine_of(v, run_id) == machine]
+    deleted = _delete_servers(conn, servers, waits, line, left)
+    deleted += _delete_volumes(conn, volumes, waits, line, left)
+    if journal is not None:
+        journal.write("released", run=run_id, cloud=cloud, machine=machine,
+                      ids=[s.id for s in servers] + [v.id for v in volumes])
+    return deleted
+
+
+def _machine_of(volume: Any, run_id: str) -> str | None:
+    """The machine a volume of the run was made for: its label; its name (``<server>-volN``) only
+    when the label is missing, as ``_ours`` does for the run."""
+    meta = volume.metadata or {}
+    if "diskbench-machine" in meta:
+        return str(meta["diskbench-machine"])
+    found = re.fullmatch(re.escape(run_prefix(run_id)) + r"-(.+)-vol\d+", volume.name or "")
+    return found.group(1) if found else None
 
 
 # --- leftovers --------------------------------------------------------------------------------
