@@ -92,11 +92,11 @@ BREAKS = (
           "templates/fio/job.ini.j2", r"\{% for key, value in w\.extra \| dictsort %\}",
           '{% for key, value in w.extra | dictsort if key != "randrepeat" %}',
           (f"{SEEDS}::test_every_client_group_job_gets_randrepeat_0_unless_the_profile_says",
-           f"{SEED002}::test_randrepeat_decides_whether_a_repeat_reads_from_the_cache")),
+           f"{SEED002}::test_randrepeat_decides_whether_a_repeat_reads_from_the_servers_cache")),
     Break("repeats-reseeded", "each repeat of a job gets its own random seed (a repeat no longer re-reads the offsets "
           "the one before read)", "templates/fio/job.ini.j2", r"\{% if logs %\}",
           "randseed={{ jobfile[:2] | int + 1 }}\n{% if logs %}",
-          (f"{SEED002}::test_randrepeat_decides_whether_a_repeat_reads_from_the_cache",)),
+          (f"{SEED002}::test_randrepeat_decides_whether_a_repeat_reads_from_the_servers_cache",)),
     Break("array-left", "release unmounts but leaves the md array assembled with its superblocks",
           "src/diskbench/platforms/linux/prepare.py",
           r"left = stop_array\(self\.ex, device, devices, uuid\)", "left = None",
