@@ -401,11 +401,15 @@ def test_e8_family_os_disk_caching_and_the_temp_disk(lab: Lab, guest_lab: GuestL
     assert p4.burst_iops is not None and vm.cached_iops is not None
     # The cached and temp results must reach 1.5x the P4's burst: an uncached P4 gives at most
     # AT_CAP[1] = 1.08x its burst, so 1.5x cannot come from the disk. (2x was asked first: the cached
-    # path reached 674 and 665 of 700 on this machine at the scale 0.1; a lower scale, which would make
-    # room, leaves the P4's 120 IOPS baseline a handful of I/Os, too few for its QD1 latency below.)
+    # path reached 674 and 665 of 700 on this machine at the scale 0.1.) The temp disk and the ReadWrite
+    # cache run flat out side by side, the contended cached path of the L-series test: beside a one-core
+    # CPU hog the temp disk wrote 512 IOPS (per second 386, 619, 123) where one of three guests' budget was
+    # 4,196 (12%), below the 525 this asked at the scale 0.1, so the caps are placed as there. At ~0.03 the
+    # P4's baseline is a few IOPS, but its QD1 job runs in its burst (~100 IOPS) at the remote latency
+    # scaled alike (2 ms / scale), some 40 I/Os in 3 s: enough for the p50 below.
     need = 1.5 * p4.burst_iops
-    scale = calibration.scale(need, guests=3)
-    print(calibration.describe(need, guests=3))
+    scale = calibration.scale(need * CONTENDED_CACHED_PATH_COST, guests=3)
+    print(calibration.describe(need * CONTENDED_CACHED_PATH_COST, guests=3))
     machines = ["e8ds-v4-temp", "e8ds-v4-os-readwrite", "e8ds-v4-os-nocache"]
     with open_cloud(lab, guest_lab, scale) as (arm, labcloud):
         labcloud.remote_latency = True  # before any VM boots: its managed disks are remote
