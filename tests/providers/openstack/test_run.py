@@ -128,35 +128,18 @@ def test_ctrl_c_at_each_stage_leaves_nothing(cloud: tuple[FakeOpenStack, Lab], o
     assert subprocess.run(["pgrep", "-f", "fio.*diskbench"], capture_output=True).returncode == 1
 
 
-TWO = """\
+OS_VM = ("provider: openstack, cloud: fake, flavor: b2-7, image: Ubuntu 24.04, network: Ext-Net, user: root, "
+         "price_per_hour: 0.5, target: {scratch: true}")  # what both machines of TWO share
+TWO = f"""\
 name: two
-defaults: {size: 8M, runtime: 2s, ramp_time: 0s, ioengine: psync}
+defaults: {{size: 8M, runtime: 2s, ramp_time: 0s, ioengine: psync}}
 workloads:
-  - {name: rr, rw: randread, bs: 4k}
-  - {name: sr, rw: read, bs: 128k}
-  - {name: rr64, rw: randread, bs: 64k}
+  - {{name: rr, rw: randread, bs: 4k}}
+  - {{name: sr, rw: read, bs: 128k}}
+  - {{name: rr64, rw: randread, bs: 64k}}
 machines:
-  - name: short
-    provider: openstack
-    cloud: fake
-    flavor: b2-7
-    image: Ubuntu 24.04
-    network: Ext-Net
-    user: root
-    price_per_hour: 0.5
-    volumes: [{size_gb: 10, count: 2}]
-    target: {scratch: true}
-    workloads: [rr]
-  - name: long
-    provider: openstack
-    cloud: fake
-    flavor: b2-7
-    image: Ubuntu 24.04
-    network: Ext-Net
-    user: root
-    price_per_hour: 0.5
-    volumes: [{size_gb: 10}]
-    target: {scratch: true}
+  - {{name: short, {OS_VM}, volumes: [{{size_gb: 10, count: 2}}], workloads: [rr]}}
+  - {{name: long, {OS_VM}, volumes: [{{size_gb: 10}}]}}
 """
 
 
