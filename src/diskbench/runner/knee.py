@@ -38,10 +38,9 @@ from ..model import GroupResult
 from ..plan import Unit
 from ..profile.knee import step_name
 from ..store import Store, StoredResult, now_iso
-from ..store.raw import compress
 from .progress import JobTracker
 from .recorder import Recorder
-from .unit import run_engine
+from .unit import run_engine, set_run_aside
 
 INTERRUPTED = "interrupted"  # why a search stopped by Ctrl-C was cut short
 
@@ -218,7 +217,8 @@ class _KneeRun:
 
     def _keep(self, step: Step, depth: int) -> None:
         """A step's files into ``step-NN-qdQ/`` and the step to ``record``, whether it gave a result or not."""
-        self.folder = step.folder = _set_aside(self.art, self.engine, step.rendered, _folder_name(step.number, depth))
+        name = _folder_name(step.number, depth)
+        self.folder = step.folder = set_run_aside(self.art, self.engine, step.rendered, name)
         self.record(step)
 
     def _message(self, cut: Cut) -> str | None:
@@ -257,19 +257,6 @@ def _curve(search: Search) -> Curve | None:
 
 def _folder_name(number: int, depth: int) -> str:
     return f"step-{number:02d}-qd{depth}"
-
-
-def _set_aside(art: Path, engine: Engine, rendered: str, name: str) -> Path:
-    """A step's files, out of the way of the next: into ``name/`` (``name-2`` when a folder of that name
-    is left from an earlier attempt), its raw output gzip'd."""
-    folder = next(f for i in range(1, 1000) if not (f := art / (name if i == 1 else f"{name}-{i}")).exists())
-    folder.mkdir()
-    for file in [engine.output_name, f"job{engine.job_suffix}", "stdout.txt", "stderr.txt", "exit_code",
-                 *engine.log_files(rendered)]:
-        if (art / file).exists():
-            (art / file).rename(folder / file)
-    compress(folder / engine.output_name)
-    return folder
 
 
 def _bring_back(art: Path, name: str) -> Path | None:

@@ -26,10 +26,9 @@ from ..executors.base import Executor
 from ..model import DirectionResult, GroupResult, Latency, Series
 from ..plan import Unit
 from ..store import now_iso
-from ..store.raw import compress
 from .progress import JobTracker
 from .recorder import Recorder
-from .unit import _set_pass_aside, run_engine
+from .unit import run_engine, set_run_aside
 
 
 @dataclass
@@ -86,9 +85,7 @@ def run_segments(ex: Executor, engine: Engine, segments: Segments, job: Unit, pl
         if stopped():  # Ctrl-C: the unit is interrupted; the stored segments stay for resume
             return Segmented(rc, [], None, len(parts))
         groups, message = engine.outcome(art, rc)
-        folder = _set_pass_aside(art, [engine.output_name, f"job{engine.job_suffix}", "stdout.txt", "stderr.txt",
-                                       "exit_code", *engine.log_files(rendered)], number, "segment")
-        compress(folder / engine.output_name)
+        folder = set_run_aside(art, engine, rendered, f"segment-{number:02d}")
         if message is not None:
             return Segmented(rc, [], f"segment {number}: {message}; see {folder}", len(parts))
         log.add(job, number, seconds, started, groups)

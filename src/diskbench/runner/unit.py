@@ -133,12 +133,26 @@ def _rate(groups: list[GroupResult], mbps: bool = False) -> float:
 
 def _set_pass_aside(art: Path, names: list[str], n: int, stem: str = "round") -> Path:
     """Move a finished pass's files out of the way of the measured run's, into ``stem-NN/``."""
-    folder = next(f for i in range(1, 1000)
-                  if not (f := art / (f"{stem}-{n:02d}" if i == 1 else f"{stem}-{n:02d}-{i}")).exists())
+    return set_aside(art, names, f"{stem}-{n:02d}")
+
+
+def set_aside(art: Path, names: list[str], name: str) -> Path:
+    """``names`` moved out of the way of the next engine run, into ``name/`` (``name-2`` when a folder of that
+    name is left from an earlier attempt)."""
+    folder = next(f for i in range(1, 1000) if not (f := art / (name if i == 1 else f"{name}-{i}")).exists())
     folder.mkdir()
-    for name in names:
-        if (art / name).exists():
-            (art / name).rename(folder / name)
+    for file in names:
+        if (art / file).exists():
+            (art / file).rename(folder / file)
+    return folder
+
+
+def set_run_aside(art: Path, engine: Engine, rendered: str, name: str) -> Path:
+    """One whole engine run's files (its output, job file, streams, exit code and logs) into ``name/``, the
+    raw output gzip'd: a drain pass, a segment, a knee step."""
+    folder = set_aside(art, [engine.output_name, f"job{engine.job_suffix}", "stdout.txt", "stderr.txt", "exit_code",
+                             *engine.log_files(rendered)], name)
+    compress(folder / engine.output_name)
     return folder
 
 
@@ -163,9 +177,7 @@ def drain_burst(ex: Executor, engine: Engine, job: Unit, places: list[Place], ar
     for n in range(1, 100_000):
         rc = run_engine(ex, engine, job, rendered, art, None)
         groups, message = engine.outcome(art, rc)
-        folder = _set_pass_aside(art, [engine.output_name, f"job{engine.job_suffix}", "stdout.txt", "stderr.txt",
-                                        "exit_code", *engine.log_files(rendered)], n, "drain")
-        compress(folder / engine.output_name)
+        folder = set_run_aside(art, engine, rendered, f"drain-{n:02d}")
         if stopped():
             return None
         if message is not None:
