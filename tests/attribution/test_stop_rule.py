@@ -83,6 +83,8 @@ def test_decision_text() -> None:
         "adaptive stop: not steady after 60 s; not known within +-100% at 95%"
     assert Decision(MAX_REACHED, 60.0, 1.0, 0.95).text() == \
         "adaptive stop: max reached after 60 s; known within +-100.0% at 95%"
+    assert Decision(MAX_REACHED, 60.0, 1.5, 0.95).text() == \
+        "adaptive stop: max reached after 60 s; not known within +-100% at 95%"
 
 
 def test_decision_json_round_trip() -> None:
