@@ -18,6 +18,7 @@ from diskbench.store.raw import read_raw
 from diskbench.ui import UI
 
 from ..conftest import diskbench, finish, needs_fio, needs_root, start_diskbench, wait_for_job
+from .test_space import failing_df
 
 
 def _runner(db: Path) -> tuple[Runner, Store]:
@@ -81,10 +82,12 @@ def test_job_error_marks_run_partial_and_keeps_good_results(db: Path, tmp_path: 
 @needs_root
 @needs_fio
 def test_full_disk_is_a_clear_failure(db: Path, tmp_path: Path, tiny_tmpfs: Path) -> None:
+    """fio's own ENOSPC half-way: where the free space could not be read before the run (a df without
+    --output), so the check before the first job (test_space.py) let it start."""
     profile = tmp_path / "p.yaml"
     profile.write_text("name: p\nworkloads:\n  - {name: fill, rw: write, bs: 64k, size: 16M, runtime: 2s,"
                        " ramp_time: 0, direct: false, ioengine: psync, time_based: false}\n")
-    out = diskbench("run", "--profile", str(profile), "--target", str(tiny_tmpfs), db=db)
+    out = diskbench("run", "--profile", str(profile), "--target", str(tiny_tmpfs), db=db, env=failing_df(tmp_path))
     assert out.returncode == 1
     assert "No space left on device" in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("error: run ")

@@ -131,6 +131,10 @@ class Live(ABC):
         """The intervals completed by ``text`` (the next piece of stdout), each by direction."""
 
 
+class UnknownLayout(Exception):
+    """The files a workload lays out cannot be told from its options (the free-space check is skipped)."""
+
+
 class Engine(ABC):
     name: ClassVar[str]
     default_for: ClassVar[tuple[str, ...]] = ()  # platforms where workloads that name no engine use this one
@@ -285,6 +289,17 @@ class Engine(ABC):
     def testbed_text(self, rendered: str) -> str:
         """The job file without what changes from run to run (comments, paths): for testbed keys."""
         return rendered
+
+    def files(self, workload: Workload) -> dict[str, int]:
+        """The files one job section of ``workload`` lays out, by name, with their sizes (bytes), for the
+        free-space check before a target's first job (runner/space.py); raises ``UnknownLayout`` when
+        that cannot be told beforehand."""
+        raise UnknownLayout(f"the {self.name} engine lays out its files its own way")
+
+    def keeps_files(self, workload: Workload) -> bool:
+        """Whether the files of ``workload``'s job stay after it ends (False: the engine removes them
+        itself, so they take room only while it runs)."""
+        return True
 
     def data_file(self, name: str, workloads: list[str]) -> bool:
         """Whether a file ``name`` in a target directory is one this engine lays out for these

@@ -187,6 +187,11 @@ class Preparer(ABC):
         with ``Platform.flushes_caches`` have it (the plan refuses the key elsewhere)."""
         raise Unavailable(f"{type(self).__name__} cannot flush caches")
 
+    def flush_set_bytes(self, size: int) -> int:
+        """Bytes the separate data set of a ``flush_cache`` of ``size`` takes on the target (the runner
+        counts it with the job's files before the first job: it is laid out beside them)."""
+        return size
+
 
 class Platform(ABC):
     name: ClassVar[str]
@@ -234,6 +239,12 @@ class Platform(ABC):
 
     def list_files(self, ex: Executor, path: str) -> dict[str, int] | None:
         """Regular files directly in ``path`` with their sizes (None: this platform cannot say)."""
+        return None
+
+    def free_bytes(self, ex: Executor, path: str) -> int | None:
+        """Bytes the engine's files may still take in the file system holding ``path``, as the host
+        reports them (the runner refuses a target whose workloads' files would not fit, before fio
+        fails half-way with ENOSPC); None: this platform cannot tell. A probe that fails raises."""
         return None
 
     def remove_files(self, ex: Executor, path: str, names: list[str]) -> None:  # noqa: B027 - optional hook

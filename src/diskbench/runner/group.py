@@ -37,6 +37,7 @@ from .client_group import ClientGroup, Seat
 from .host import cpus, learn
 from .leftovers import journal
 from .pipeline import run_unit
+from .space import check_room, layout
 from .state import RunState
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class GroupWork:
             self._each(f"checking {self.engine.name}", self._learn)
             version = self._one_version(mode)
             self._each("preparing the shared target", self._prepare)
+            self._room()
             self._each(f"starting {self.engine.name} servers", lambda c: self._serve(c, mode))
             self._units(mode, version)
         except DiskbenchError as exc:
@@ -203,6 +205,26 @@ class GroupWork:
                                      journal=journal(self.state.store, self.state.run_id, c.name), exclusive=False)
         c.preparer = preparer
         c.prepared = preparer.prepare(self.target, any(writes(j.workload.rw) for j in self.jobs))
+
+    def _room(self) -> None:
+        """Before the group's first unit, its data files set against the shared target's free space on
+        every client (``space.py``): each client lays out its own set in its own folder of the one volume
+        (an NFS export), or all share one folder's files (the same ``dir:`` everywhere)."""
+        first = self.clients[0]
+        assert first.preparer is not None
+        plan = layout(self.jobs, self.jobs[0].target_label, first.preparer.flush_set_bytes)
+        if plan.unknown is not None:  # said once, not by every client
+            self.state.ui.line(f"{first.name}: free space on {self.jobs[0].target_label} not checked: {plan.unknown}")
+            return
+        copies = len({c.prepared.directory for c in self.clients if c.prepared is not None})
+
+        def fits(c: Client) -> None:
+            assert c.ex is not None and c.prepared is not None
+            if c.prepared.directory is not None:
+                check_room(registry.platforms.get(c.ex.platform), c.ex, c.prepared.directory,
+                           self.jobs[0].target_label, plan, host=c.name, line=self.state.ui.line, copies=copies)
+
+        self._each("checking free space", fits)
 
     def _serve(self, c: Client, mode: MultiHost) -> None:
         """The engine's server on the address the controller reached the client at (its own side of SSH)."""

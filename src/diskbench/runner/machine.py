@@ -35,6 +35,7 @@ from .one_machine import OneMachine
 from .options import RunOptions
 from .pipeline import run_unit
 from .segments import SegmentLog
+from .space import check_room, layout
 from .state import RunState
 
 if TYPE_CHECKING:
@@ -181,16 +182,35 @@ class MachineWork:
                     self._one_mount_per_server(label, target, job)
                     self.prepared[label] = preparer.prepare(target, write)
                     directory = self.prepared[label].directory
+                    if directory:
+                        self._room(label, directory, uses, preparer)
                     if part.target.kind == "dir" and directory:
                         self._files_before(label, directory, uses)
                 except DiskbenchError as exc:
                     self.state.fail(uses, exc)
-                    self.prepared[label] = Prepared()  # nothing to run on
+                    self._unusable(label)
             where = self.prepared[label]
             if not where.usable:
                 return None
             places.append(Place(part.workload, label, where.directory, where.filename))
         return places
+
+    def _room(self, label: str, directory: str, uses: list[Unit], preparer: Preparer) -> None:
+        """Before the target's first unit, its units' data files set against its free space, as the host
+        reports it now that it is mounted (``space.py``): refused here with one line, not by fio's
+        ENOSPC half-way through a job. A raw device (no directory) is not checked."""
+        plan = layout(uses, label, preparer.flush_set_bytes)
+        existing = self._platform.list_files(self._ex, directory) if plan.unknown is None else None
+        check_room(self._platform, self._ex, directory, label, plan, host=self.machine, line=self.ui.line,
+                   existing=existing)
+
+    def _unusable(self, label: str) -> None:
+        """A target that cannot be used: what was prepared of it is undone now (a mount, an array), not at
+        the end of the run, and its units find nothing to run on."""
+        failed = self.prepared.get(label)
+        if failed is not None:
+            failed.release()
+        self.prepared[label] = Prepared()
 
     def _resolved(self, target: TargetModel) -> TargetModel:
         """``nfs: shared`` as the export of the run's shared volume (made first if no part has yet)."""

@@ -15,6 +15,7 @@ from ...executors.base import Executor
 from ...model import GroupResult
 from ...profile import Workload
 from ..base import Engine, Live, MultiHost, Parsed, Place
+from .files import fio_files, fio_flag
 
 if TYPE_CHECKING:
     from ...check import Check
@@ -141,6 +142,12 @@ class FioEngine(Engine):
 
     def warmup(self, workload: Workload, seconds: float) -> Workload:
         return super().warmup(workload, seconds).model_copy(update={"ioengine": "libaio"})
+
+    def files(self, workload: Workload) -> dict[str, int]:
+        return fio_files(workload)
+
+    def keeps_files(self, workload: Workload) -> bool:
+        return not fio_flag(workload.extra, "unlink")
 
     def doctor(self, ex: Executor, platform: Platform) -> list[Check]:
         from ...check import Check

@@ -65,6 +65,18 @@ class LinuxPlatform(Platform):
         return {name: int(size) for size, _, name in (ln.partition(" ") for ln in out.stdout.splitlines())
                 if size.isdigit()}
 
+    def free_bytes(self, ex: Executor, path: str) -> int | None:
+        """``df``'s available bytes: what a user may still write. Root's reserved blocks (5% of an ext4)
+        are left out on purpose: a benchmark that fills them starves the host's own services."""
+        out = ex.run(["df", "-B1", "--output=avail", path], privileged=True)
+        lines = out.stdout.strip().splitlines()
+        value = lines[-1].strip() if len(lines) > 1 else ""
+        if out.returncode != 0 or not value.isdigit():
+            detail = (out.stderr or out.stdout).strip().splitlines()
+            raise ExecutionError(f"{ex.name}: cannot read the free space of {path} "
+                                 f"({detail[-1] if detail else f'df exited {out.returncode}'})")
+        return int(value)
+
     def remove_files(self, ex: Executor, path: str, names: list[str]) -> None:
         for start in range(0, len(names), 200):
             ex.run(["rm", "-f", "--", *(f"{path.rstrip('/')}/{n}" for n in names[start:start + 200])],

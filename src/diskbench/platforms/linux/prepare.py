@@ -498,6 +498,12 @@ class LinuxPreparer(Preparer):
             where.cleanup.append(remove)
         flush(self.ex, folder, size, art, name, laid_out=laid_out, line=self.line)
 
+    def flush_set_bytes(self, size: int) -> int:
+        """The set as ``flush.py`` writes it: ``FILES`` files of whole MiB, at least one MiB each."""
+        from .flush import FILES, MIB, file_mib
+
+        return FILES * file_mib(size) * MIB
+
 
 def _check_nconnect(host: str, target: NfsTarget, seen: str) -> None:
     """The mount has the TCP connections asked for: the kernel shares one set per NFS server and version,
