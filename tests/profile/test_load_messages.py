@@ -5,13 +5,12 @@ expected line is written out here."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from diskbench.errors import ProfileError
-from diskbench.profile import load, load_profile, parse_profile
+from diskbench.profile import load_profile, parse_profile
 from diskbench.profile.load import profile_json_schema, resolve_profile_path
 
 QUOTE = "quote strings, e.g. --set 'name=\"my name\"'"
@@ -180,14 +179,7 @@ def test_an_unknown_key_gets_the_closest_known_one_or_none() -> None:
         "p.yaml:3: workloads[0]: unknown key 'blocksize'")
 
 
-@pytest.fixture
-def no_known_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The keys suggestions come from, as the first profile read in a process finds them."""
-    monkeypatch.setattr(load, "_KNOWN", set())
-    yield
-
-
-def test_suggestions_come_from_every_key_of_the_format(no_known_keys: None) -> None:
+def test_suggestions_come_from_the_keys_of_the_place() -> None:
     assert problem("name: t\nworkloads:\n  - {name: a, rw: read, ramp_tme: 2s}\n") == (
         "p.yaml:3: workloads[0]: unknown key 'ramp_tme' (did you mean ramp_time?)")
     assert problem("name: t\ntarget: {dir: /d, warmpu: true}\nworkloads:\n  - {name: a, rw: read}\n") == (

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, model_validator
 
 from diskbench import registry
 from diskbench.errors import ProfileError
-from diskbench.profile import load, parse_profile
+from diskbench.profile import parse_profile
 from diskbench.profile.assembly import profile_model
 from diskbench.profile.machines import MachineBase
 from diskbench.providers.local import LocalProvider
@@ -55,7 +55,6 @@ class LabProvider(LocalProvider):
 def lab(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The provider installed for this test only (the profile model is built again without it after)."""
     monkeypatch.setitem(registry.providers._loaded, "lab", LabProvider())
-    monkeypatch.setattr(load, "_KNOWN", set())
     profile_model.cache_clear()
     yield
     profile_model.cache_clear()

@@ -19,6 +19,7 @@ from ..resources import profiles_dir
 from ..text import control_char, first_unsafe
 from ..yamldoc import format_key_path
 from .assembly import profile_model, validation_context
+from .keys import did_you_mean, keys_of, schema_at, step, takes_mapping
 from .knee import step_clash
 from .schema import LoadedProfile, MergeError, Profile, user_loc
 from .workload import KeyProblem
@@ -100,13 +101,21 @@ def _override_specs(overrides: tuple[str, ...] | list[str] | dict[str, Any]) -> 
 
 
 def _set(data: Any, parts: list[Any], value: Any, spec: str, filename: str) -> None:
+    """Set one key path; a mapping on the way that the file leaves out (or leaves empty) is made when
+    the schema has one there (``defaults.runtime`` in a profile without ``defaults:``)."""
     node = data
     key = spec.split("=", 1)[0]
+    tp: Any = profile_model()
     for part in parts[:-1]:
+        within, tp = tp, step(tp, part)
+        if isinstance(node, dict) and node.get(part) is None and takes_mapping(tp):
+            node[part] = {}
         try:
             node = node[part]
         except (KeyError, IndexError, TypeError):
-            raise ProfileError(f"--set {spec!r}: {filename} has no {key!r}") from None
+            keys = keys_of(within)  # a key the schema has not there: the closest it has, if any
+            hint = did_you_mean(part, keys) if isinstance(part, str) and part not in keys else ""
+            raise ProfileError(f"--set {spec!r}: {filename} has no {key!r}{hint}") from None
     try:
         node[parts[-1]] = value
     except (IndexError, TypeError):
@@ -215,43 +224,19 @@ def _problem(error: Any, loc: list[Any], root: yaml.Node | None, filename: str,
     path = format_key_path(loc)
     msg = error["msg"].removeprefix("Value error, ").removeprefix("Assertion failed, ")
     if error["type"] == "extra_forbidden" and loc:
-        msg = f"unknown key {loc[-1]!r}" + _did_you_mean(str(loc[-1]), _known_keys())
+        # the keys of the model that refused this one (pydantic's location names it, with its union tags)
+        msg = f"unknown key {loc[-1]!r}" + did_you_mean(str(loc[-1]), keys_of(schema_at(error["loc"][:-1])))
         path = format_key_path(loc[:-1]) or "(top level)"
     elif error["type"] == "missing" and loc:
         msg = f"required key {loc[-1]!r} is missing"
         path = format_key_path(loc[:-1]) or "(top level)"
     elif error["type"] == "literal_error":
         allowed = re.findall(r"'([^']*)'", str((error.get("ctx") or {}).get("expected", "")))
-        msg = f"{error.get('input')!r} is not allowed: {msg}" + _did_you_mean(str(error.get("input")), allowed)
+        msg = f"{error.get('input')!r} is not allowed: {msg}" + did_you_mean(str(error.get("input")), set(allowed))
     spec = _override_at(loc, overridden)
     line = None if spec else yamldoc.line_of(root, loc)
     where = f"{filename}: --set {spec}" if spec else (f"{filename}:{line}" if line else filename)
     return f"{where}: {path}: {msg}" if path else f"{where}: {msg}"
-
-
-def _did_you_mean(word: str, known: list[str] | set[str]) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, sorted(known), n=1, cutoff=0.7)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-_KNOWN: set[str] = set()
-
-
-def _known_keys() -> set[str]:
-    """Every key the profile format knows, for suggestions (read from its own JSON Schema)."""
-    if not _KNOWN:
-        def walk(node: Any) -> None:
-            if isinstance(node, dict):
-                _KNOWN.update(k for k in (node.get("properties") or {}) if isinstance(k, str))
-                for value in node.values():
-                    walk(value)
-            elif isinstance(node, list):
-                for value in node:
-                    walk(value)
-        walk(profile_model().model_json_schema())
-    return _KNOWN
 
 
 def profile_json_schema() -> dict[str, Any]:

@@ -134,10 +134,22 @@ class WorkloadOptions(Strict):
     def _engine_blocks(cls, data: Any, info: ValidationInfo) -> Any:
         """``diskspd: {...}`` and the like: a block named after an engine, kept for that engine. The
         engines' names come with the validation (assembly.py's context); without them, as when a
-        workload is rebuilt from one already read, no key is an engine's."""
+        workload is rebuilt from one already read, no key is an engine's.
+
+        Each block, and ``engine_options``, must be a mapping: said here with the key (the loader
+        adds its line), before the merge below would fail on ``engine_options: 5``."""
         if isinstance(data, dict):
             engines = (info.context or {}).get(ENGINES_CONTEXT, ())
             keys = [k for k in data if k not in cls.model_fields and k in engines]
+            options = data.get("engine_options")
+            if options is not None and not isinstance(options, dict):
+                raise KeyProblem(("engine_options",), f"engine_options must be a mapping of engine: {{option: value}}, "
+                                 f"e.g. {{diskspd: {{affinity: '0'}}}}, not {shown(options)}")
+            given = [(("engine_options", str(k)), v) for k, v in (options or {}).items()]
+            for key, block in [*given, *(((k,), data[k]) for k in keys)]:
+                if not isinstance(block, dict):
+                    raise KeyProblem(key, f"the {key[-1]} block must be a mapping of option: value (the {key[-1]} "
+                                     f"engine's own options), not {shown(block)}")
             if keys:
                 blocks = {k: data[k] for k in keys}
                 data = {k: v for k, v in data.items() if k not in keys}
