@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,15 +26,6 @@ from .test_safety_rule import Loops
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in ("losetup", "mkfs.ext4", "df")),
     reason="needs root, util-linux and e2fsprogs (loop devices)")
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[Loops]:
-    made = Loops(tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 def _mounted_ext4(loops: Loops, mib: int) -> Path:

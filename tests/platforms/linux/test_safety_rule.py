@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,15 +73,6 @@ class Loops:
                 subprocess.run(["udevadm", "settle", "--timeout=5"], check=False, capture_output=True)
                 if subprocess.run(["losetup", "-d", dev], check=False, capture_output=True).returncode == 0:
                     break
-
-
-@pytest.fixture
-def loops(tmp_path: Path) -> Iterator[Loops]:
-    made = Loops(tmp_path)
-    try:
-        yield made
-    finally:
-        made.close()
 
 
 def preparer(ex: LocalExecutor | None = None, *, allowed: list[str] | None = None,
