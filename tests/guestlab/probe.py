@@ -6,8 +6,12 @@ the host's load), so these helpers return numbers for comparison with the caps t
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from .guest import Guest, GuestLabError
@@ -74,3 +78,60 @@ def md_state(guest: Guest, members: list[str]) -> tuple[list[str], list[str]]:
     active = [line.split()[0] for line in mdstat.splitlines() if line.startswith("md") and " : " in line]
     carrying = [m for m in members if guest.run(f"mdadm --examine {shlex.quote(m)}")[0] == 0]
     return active, carrying
+
+
+@dataclass
+class WriteWatch:
+    """QEMU's own count of one lab disk's writes (ops and bytes), polled from the host every ``every`` s while
+    something runs in the guests: when the disk was busy, on the host's clock, whatever the guests' clocks and
+    their fio windows say. fio's client/server merge divides every client's I/Os by the longest client
+    runtime, so when the clients' windows do not open together it counts more I/Os than that runtime
+    allows at a shared cap; the span the disk was busy bounds how much more (issue 30)."""
+
+    guest: Guest
+    disk: str
+    every: float = 0.1
+    samples: list[tuple[float, int, int]] = field(default_factory=list)  # (monotonic s, write ops, bytes)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def __enter__(self) -> WriteWatch:
+        self._thread = threading.Thread(target=self._poll, name=f"watch-{self.disk}", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            stats = self.guest.qmp("query-blockstats")
+            assert isinstance(stats, list)
+            for entry in stats:
+                node = str(entry.get("node-name") or "")
+                if node == self.disk or node.startswith(f"{self.disk}-"):
+                    s = entry["stats"]
+                    self.samples.append((time.monotonic(), int(s["wr_operations"]), int(s["wr_bytes"])))
+                    break
+            self._stop.wait(self.every)
+
+    def spans(self, max_op_bytes: int, min_rate: float, gap_s: float = 1.5) -> list[tuple[float, float]]:
+        """The stretches (start, end; s) in which the disk took writes of at most ``max_op_bytes`` on average
+        (a job's own blocks, not the layout's big buffered writes) at ``min_rate`` ops/s or more, joined
+        across pauses shorter than ``gap_s``: one stretch per fio run of a diskbench run's steps. Each is
+        widened by one sample either side (a run that starts or ends within a sample interval does fewer
+        ops there than ``min_rate``), so it holds all of that run's writes."""
+        spans: list[tuple[float, float]] = []
+        samples = self.samples
+        for i, ((t0, ops0, b0), (t1, ops1, b1)) in enumerate(itertools.pairwise(samples)):
+            ops = ops1 - ops0
+            if ops == 0 or (b1 - b0) / ops > max_op_bytes or ops / (t1 - t0) < min_rate:
+                continue
+            start, end = samples[max(0, i - 1)][0], samples[min(len(samples) - 1, i + 2)][0]
+            if spans and t0 - spans[-1][1] < gap_s:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+        return spans

@@ -45,11 +45,17 @@ from .test_azure import _skus
 
 pytestmark = pytest.mark.guest
 
-# The bands around an emulated cap (result / cap). QEMU's token bucket holds a cap to +1% (lab-notes:
-# 403.4 at 400, 604.9-605.8 at 600), so the top of a band is the cap plus that and the attribution
-# band's own 10%; the bottom is what TCG stalls cost a guest whose cap sits at 35% of its calibrated
-# rate: the lowest ratio seen in LAB_RUNS below, less a margin of 0.05.
+# The bands around an emulated cap (result / cap). The top is what a measured window of at least
+# AT_CAP_WINDOW_S can count beyond the cap: QEMU's bucket lets a tenth of a second's worth through at once
+# (util/throttle.c, throttle_fix_bucket: max = avg / 10 when no burst is set; lab-notes: +0.8-1.0% over
+# long runs), 3.3% of 3 s, and the I/Os queued in the throttle when fio's window opens after the ramp
+# (lab_iodepth: 4% of 3 s of the cap), counted in the window though admitted before it: 7.3%, so 1.08.
+# A window that ends early (fio's size reached before its runtime) counts the same extras over fewer
+# seconds: at_cap refuses one shorter than AT_CAP_WINDOW_S (a warmed ReadOnly read of 6 MiB files read
+# 1.089x its cap in 3.3 s when it was meant to run 6 s). The bottom is what TCG stalls cost a guest whose
+# cap sits at 35% of its calibrated rate: the lowest ratio seen in LAB_RUNS below, less a margin of 0.05.
 AT_CAP = (0.80, 1.08)
+AT_CAP_WINDOW_S = 2.95  # fio's runtime of a 3 s job: 3,000-3,300 ms in these runs
 # result / cap seen in the runs of this file on this 2-core machine (quiet, and beside another suite):
 # d8ds stripe 0.97-1.0; bounds stripe 0.98-1.0, S70 0.97-1.0; drained P10 baseline 0.92-1.0.
 LAB_RUNS = {"quiet": 3, "loaded": 2}
@@ -86,13 +92,13 @@ def open_cloud(lab: Lab, guest_lab: GuestLab, scale: float) -> Iterator[tuple[Fa
 
 
 def lab_iodepth(cap: float, runtime_s: float = 3, jobs: int = 4) -> int:
-    """The queue depth at which ``jobs`` jobs' outstanding I/O drains through ``cap`` within 5% of the runtime.
+    """The queue depth at which ``jobs`` jobs' outstanding I/O drains through ``cap`` within 4% of the runtime.
 
     fio counts what completes before the runtime ends and then waits for what is still queued: a seed's
     QD256 x 4 jobs is 1,024 I/Os, 0.08 s at Azure's 12,800 IOPS but 2 s at a lab cap of 500, and such a
     result read 83% of its cap (the tail, not the cap, decided it).
     """
-    return max(1, int(0.05 * cap * runtime_s / jobs))
+    return max(1, int(0.04 * cap * runtime_s / jobs))
 
 
 def lab_size(mbps: float, jobs: int = 4, seconds: float = 8) -> str:
@@ -164,6 +170,7 @@ def between(value: float, low: float, high: float, what: str, res: dict[str, Any
 
 def at_cap(res: dict[str, Any], cap: float, kind: str, limit_kind: str, what: str) -> None:
     """The result sits at the cap its guest enforces (``AT_CAP``) and is bound by that very limit."""
+    assert res["runtime_s"] >= AT_CAP_WINDOW_S, (what, res["runtime_s"])  # AT_CAP's top holds over such a window
     between(res["iops"], AT_CAP[0] * cap, AT_CAP[1] * cap, what, res)
     bound = res["bound"]
     assert (bound["kind"], bound["limit_kind"]) == (kind, limit_kind), (what, bound["text"])
@@ -221,10 +228,12 @@ def test_d8ds_warmed_readonly_cache_reads_at_the_vms_cached_cap(lab: Lab, guest_
     print(calibration.describe(vm.cached_iops))
     with open_cloud(lab, guest_lab, scale) as (arm, labcloud):
         p30_mbps = disk_tier("Premium_LRS", 1024).mbps
-        # 6 s: QEMU's throttle lets a tenth of a second's worth through at once after idle, and what is in
-        # flight when fio's window opens counts in it; over 3 s the two read 108.5% of the cap once
-        # (per second 2,916, 2,684, 2,906 against 2,541), over 6 s they weigh half as much
+        # 6 s, time-based: AT_CAP's extras (QEMU's tenth of a second, what is queued when the window opens)
+        # weigh half what they weigh over 3 s. The seed's runtime binds (30 GiB files are not read in its
+        # 30 s); the lab's files, sized for the P30's layout, are read at the cached cap in about 3 s, and
+        # without time_based that shorter window read 108.9% of the cap beside a busy core
         doc = run(arm, labcloud, tmp_path, "d8ds-premium", 1, "--workload", "max-read", "--workload", "mixed",
+                  "--set", "defaults.time_based=true",
                   size=lab_size(p30_mbps * scale), iodepth=lab_iodepth(vm.cached_iops * scale), runtime="6s")
         spec = labcloud.specs["d8ds-v4-premium"]
         cached_cap, p30 = iops_cap(spec.vm_cached), iops_cap(spec.disks[3].cap)
