@@ -55,7 +55,9 @@ if job is not None and job.name == "job.fio" and os.environ.get("TEST_RATES"):
         counts = json.loads(counter.read_text()) if counter.exists() else {{}}
         n = counts.get(name, 0)
         counts[name] = n + 1
-        counter.write_text(json.dumps(counts))
+        # atomic: a Ctrl-C that kills this wrapper mid-write must not leave the next run an empty file
+        counter.with_suffix('.tmp').write_text(json.dumps(counts))
+        os.replace(counter.with_suffix('.tmp'), counter)
         text = re.sub(r"^rate_iops=\\d+$", "rate_iops=%d" % rates[min(n, len(rates) - 1)], text, flags=re.M)
         job.write_text(text)
 os.execv({fio!r}, ["fio", *args])
