@@ -1,4 +1,4 @@
-"""Room on a target before its first job: fio's files must fit the file system, or nothing runs there.
+"""Room on a target before its first job: the engine's files must fit the file system, or nothing runs there.
 
 fio lays out every job's files before it does any I/O, and a file system that fills up half-way
 fails the job after the user has waited for it (ENOSPC). So once a directory target is prepared
@@ -9,17 +9,15 @@ with one line when they cannot fit. A raw device has no files: it is not checked
 What is counted, as the runner does it (not per job, but per run): a target's data files stay
 until it is released at the end of the machine's part (``MachineWork._remove_laid_out``, or the
 scratch folder's removal), whatever ``--keep-files`` says (that only decides what is left after the
-run). Each fio job section lays out ``numjobs`` jobs of ``nrfiles`` files named
-``NAME.JOB.FILE`` (``filename_format`` is refused in profiles), each ``filesize`` (the top of a
-range) or ``size / nrfiles``, plus a plain ``offset`` (and ``offset_increment`` per job). So the
-need is the sum over distinct file names, each at its largest: repeats and rounds reuse a name,
-sweep values and knee steps (``NAME-iodepthQ``) are names of their own, and a precondition or
-warm-up pass writes the engine's own variant of the workload (no ``extra``: one file per job).
-Files a job ``unlink``s itself count only while its unit runs. ``flush_cache``'s separate data set
-is laid out beside them once per run. Files of the same name already there (an earlier run's,
-kept with ``--keep-files``) are reused by fio, so only what they lack is needed.
+run). Which files one job section lays out, by name and size, the engine says (``Engine.files``;
+fio's: engines/fio/files.py). So the need is the sum over distinct file names, each at its largest:
+repeats and rounds reuse a name, sweep values and knee steps (``NAME-iodepthQ``) are names of their
+own, and a precondition or warm-up pass writes the engine's own variant of the workload. Files the
+engine removes itself (``Engine.keeps_files``) count only while their unit runs. ``flush_cache``'s
+separate data set is laid out beside them once per run. Files of the same name already there (an
+earlier run's, kept with ``--keep-files``) are reused, so only what they lack is needed.
 
-Other engines lay out files their own way: their targets are not checked (and said so).
+An engine that cannot say leaves its targets unchecked (and says so).
 """
 
 from __future__ import annotations
@@ -28,8 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from .. import registry
-from ..engines.base import Engine
-from ..engines.base import UnknownLayout as Unknown
+from ..engines.base import Engine, UnknownLayout
 from ..errors import DiskbenchError, ExecutionError
 from ..executors.base import Executor
 from ..plan import Unit
@@ -89,7 +86,7 @@ def layout(units: list[Unit], label: str, flush_set: Callable[[int], int]) -> La
             out.transient = max(out.transient, transient)
             if unit.workload.flush_bytes and not out.flush:  # the first flushing unit lays the set out
                 out.flush = flush_set(unit.workload.flush_bytes)
-    except Unknown as exc:
+    except UnknownLayout as exc:
         out.unknown = str(exc)
     return out
 
