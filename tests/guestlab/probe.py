@@ -41,10 +41,11 @@ def iops(guest: Guest, device: str, seconds: int = 3, rw: str = "randread", size
     return job_iops(fio_json(guest, args), direction)["j"]
 
 
-def iops_per_second(guest: Guest, device: str, seconds: int, size: str = "16M") -> list[float]:
-    """4k QD16 random-read IOPS of each second (fio's averaged IOPS log), to see bursts and steps."""
+def iops_per_second(guest: Guest, device: str, seconds: int, size: str = "16M", rw: str = "randread") -> list[float]:
+    """4k QD16 random IOPS of each second (fio's averaged IOPS log), to see bursts, steps and stalls."""
     name = "persec"
-    fio_json(guest, f"{RANDREAD} --runtime={seconds} --size={size} --name={name} "
+    job = RANDREAD.replace("--rw=randread", f"--rw={rw}")
+    fio_json(guest, f"{job} --runtime={seconds} --size={size} --name={name} "
                     f"--filename={shlex.quote(device)} --write_iops_log={name} --log_avg_msec=1000")
     rc, out, err = guest.run(f"cat /tmp/{name}_iops.1.log && rm -f /tmp/{name}_iops.*.log")
     if rc != 0:
@@ -135,3 +136,9 @@ class WriteWatch:
             else:
                 spans.append((start, end))
         return spans
+
+    def ops_in(self, start: float, end: float) -> int:
+        """The writes the disk took between the first sample at or after ``start`` and the last at or before
+        ``end``."""
+        inside = [ops for t, ops, _ in self.samples if start <= t <= end]
+        return inside[-1] - inside[0] if inside else 0

@@ -18,6 +18,10 @@ test process that holds every request for the latency before passing it on, in o
 flight), so the latency sits under the caps and under the cache overlay: a read miss pays it, a write the
 ReadWrite cache takes does not. ``Command.remotes`` lists the servers and links to start before QEMU.
 
+A virtio data disk has QEMU's request merging off: virtio-blk would join adjacent requests of one batch
+before the throttle, which would then count two of the guest's requests as one op, where Azure counts
+every request (up to 256 KiB) as one IO and QEMU's own counters (query-blockstats) count them apart.
+
 With ReadOnly the overlay takes the writes too (the base is never written), so the write cap above it
 stands for the write-through to the disk. PCI slots are pinned (user NIC 0x2, private NIC 0x3, virtio
 OS disk 0x4, scsi0 0x5, scsi1 0x6, Azure's remote NVMe controller 0x7, virtio data 0x8-0xf, NVMe 0x10-0x1d,
@@ -188,7 +192,8 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
         cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={0x10 + i:#x}")
     for i, disk in enumerate(d for d in spec.disks if d.bus == "virtio"):
         top = _disk_graph(cmd, spec, disk, boot.directory)
-        cmd.add("-device", f"virtio-blk-pci,drive={top},serial={disk.serial_number},bus=pcie.0,addr={0x8 + i:#x}")
+        cmd.add("-device", f"virtio-blk-pci,drive={top},serial={disk.serial_number},bus=pcie.0,addr={0x8 + i:#x},"
+                           "request-merging=off")
 
 
 def _network(cmd: Command, boot: Boot) -> None:

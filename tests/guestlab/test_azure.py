@@ -8,6 +8,7 @@ Assertions compare with the caps set here, never with absolute TCG speeds.
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,9 +125,14 @@ def test_readonly_cache_first_pass_at_disk_cap_later_near_cached_limit(azure: Gu
     warm = iops(azure, lun(4), seconds=3, size="8M")
     assert near(cold, DISK_CAP, 0.15), (cold, warm)
     assert 0.75 * CACHED <= warm <= 1.1 * CACHED, (cold, warm)
-    writes = iops(azure, lun(4), seconds=2, rw="randwrite", size="8M")
-    print(f"ReadOnly cap {DISK_CAP} cached {CACHED}: cold {cold:.0f}, warm {warm:.0f}, writes {writes:.0f}")
-    assert near(writes, DISK_CAP, 0.15), writes  # ReadOnly: writes still at the disk's cap
+    # ReadOnly: writes still at the disk's cap. Judged by the median second of 4: the guest's NVMe pins all of
+    # its QEMU threads to one host core (Lab._nvme_core), and a stall of that core drags a short window's mean
+    # down (CI: 226 of the 300 cap in a 2 s window, while the reads beside it were at their caps); a stall
+    # shows in one second of fio's log, a write cache in all of them (the cached limit is 5x the cap)
+    seconds = iops_per_second(azure, lun(4), seconds=4, size="8M", rw="randwrite")
+    writes = statistics.median(seconds)
+    print(f"ReadOnly cap {DISK_CAP} cached {CACHED}: cold {cold:.0f}, warm {warm:.0f}, writes {seconds}")
+    assert near(writes, DISK_CAP, 0.15), seconds
 
 
 def test_readwrite_cache_takes_writes_at_the_cached_limit(azure: Guest) -> None:
