@@ -337,9 +337,18 @@ def test_lag1_on_four_values() -> None:
     series a tenth the size (spread 0.05) has the same correlation."""
     assert lag1([2.0, 1.0, 4.0, 3.0]) == pytest.approx(0.4)
     assert lag1([0.2, 0.1, 0.4, 0.3]) == pytest.approx(0.4)
-    # 1, 2, 3, 5: r1 = (1.3125 - 0.1875 + 0.5625) / 8.75 = 0.193, (4 r1 + 1) / 1 = 1.77: PHI_MAX
-    assert lag1([1.0, 2.0, 3.0, 5.0]) == 0.99
+    # 1, 2, 3, 5: r1 = (1.3125 - 0.1875 + 0.5625) / 8.75 = 0.193, (4 r1 + 1) / 1 = 1.77: four values
+    # say no more than (4 - 1) / (4 + 1) = 0.6 (an effective sample size of one)
+    assert lag1([1.0, 2.0, 3.0, 5.0]) == pytest.approx(0.6)
     assert lag1([1.0, 3.0, 2.0, 4.0]) == 0.0  # r1 = -0.35: (4 r1 + 1) < 0, taken as none
+
+
+@pytest.mark.parametrize(("n", "cap"), [(5, 4 / 6), (20, 19 / 21), (199, 0.99), (1000, 0.99)])
+def test_lag1_is_capped_where_n_values_are_one_effective_value(n: int, cap: float) -> None:
+    """A straight line (r1 near 1 for any n) is taken at the correlation whose effective sample size
+    n (1 - phi) / (1 + phi) is one, (n - 1) / (n + 1), and never above PHI_MAX (from n = 199 on)."""
+    assert lag1([float(i) for i in range(n)]) == pytest.approx(cap)
+    assert (1 - cap) * n / (1 + cap) == pytest.approx(1.0) or cap == 0.99
 
 
 def _exact_widening(phi: Fraction, size: int, k: int) -> Fraction:

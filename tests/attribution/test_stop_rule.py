@@ -429,3 +429,48 @@ def test_a_job_without_io_ends_unknown() -> None:
         said = _feed(w, [Sample(1.0, 0, 0)] * 3)
         assert said[-1] == Decision("", 3.0, None, 0.95)
         assert w.final() == Decision(MAX_REACHED, 3.0, None, 0.95, detail)
+
+
+# --- a head: the first seconds differ from a steady rest --------------------------------------------
+
+def _burst_head(head: int, total: int) -> list[Sample]:
+    """``head`` seconds at 1,700 IOPS (a burst bucket), then 550 a second with +-10 alternating."""
+    return [_second(1700) for _ in range(head)] + [_second(550 + (10 if i % 2 else -10))
+                                                   for i in range(total - head)]
+
+
+def test_a_head_of_burst_credits_is_named_with_the_ramp_that_leaves_it_out() -> None:
+    """4 s at 1,700 then 56 s at 550 (+-10): the first 12 s batch reads 933, the others 550, a trend;
+    the hint names the head, both rates and a ramp one second longer than it."""
+    w = Watcher(StopRule(0.02, 0.95, 10, 60))
+    assert not any(d.reason for d in _feed(w, _burst_head(4, 60)))
+    final = w.final()
+    assert final.reason == NOT_STEADY
+    assert final.detail.startswith("read IOPS trend: rounds 1-5")
+    assert final.detail.endswith("; read's first 4 s ran at 1,700 IOPS, the rest at 550: ramp_time: 5s "
+                                 "leaves them out")
+
+
+@pytest.mark.parametrize(("head", "total", "said"), [
+    (0, 60, False),    # no head: nothing to say
+    (1, 60, True),     # one second is a head
+    (20, 60, True),    # a third of the run still is
+    (21, 60, False),   # more than a third is the run's own behaviour, not a head
+])
+def test_a_head_is_at_most_a_third_of_the_run(head: int, total: int, said: bool) -> None:
+    w = Watcher(StopRule(0.0001, 0.95, total, total))  # never confident before the end
+    _feed(w, _burst_head(head, total))
+    assert ("ramp_time" in w.final().detail) is said
+
+
+def test_no_head_when_the_rest_is_not_steady_or_the_seconds_are_near_the_median() -> None:
+    """A rest that still climbs (550 to 1,000 over 50 s) is a trend, not a head; seconds 19% off the
+    median are not a head (HEAD_OFF 20%), 21% off are."""
+    climbing = [_second(1700)] * 3 + [_second(550 + 9 * i) for i in range(50)]
+    w = Watcher(StopRule(0.0001, 0.95, 53, 53))
+    _feed(w, climbing)
+    assert "ramp_time" not in w.final().detail
+    for off, said in ((1.19, False), (1.21, True)):
+        w = Watcher(StopRule(0.0001, 0.95, 30, 30))
+        _feed(w, [_second(1000 * off)] * 2 + [_second(1000)] * 28)
+        assert ("ramp_time" in w.final().detail) is said, off

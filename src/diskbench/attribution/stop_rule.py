@@ -22,6 +22,7 @@ about all of them at once.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,7 @@ from .steady_state import steady_state
 
 CONFIDENT, MAX_REACHED, NOT_STEADY = "confident", "max reached", "not steady"
 PERCENTILE = 99.0
+HEAD_OFF = 0.2  # a head's seconds lie further than this from the run's median rate (the SNIA range)
 
 
 @dataclass(frozen=True)
@@ -215,13 +217,50 @@ class Watcher:
         if reached is not None and carried is not None:
             reached = max(reached, carried)
         ok, why = self.steady()
+        hint = self.head_hint()
         if not ok:
-            return Decision(NOT_STEADY, self.seconds, reached, self.rule.confidence, why)
+            return Decision(NOT_STEADY, self.seconds, reached, self.rule.confidence,
+                            "; ".join(x for x in (why, hint) if x))
         worst = max(((k, v.relative) for k, v in figures.items() if v is not None), key=lambda kv: kv[1],
                     default=None)
         detail = f"widest: {worst[0]}; asked +-{self.rule.within * 100:g}%" if worst else ""
-        detail = detail if self.rule.percentile else "; ".join(x for x in (detail, RATES_ONLY) if x)
+        detail = "; ".join(x for x in (detail, "" if self.rule.percentile else RATES_ONLY, hint) if x)
         return Decision(MAX_REACHED, self.seconds, reached, self.rule.confidence, detail)
+
+    def head_hint(self) -> str:
+        """What to change when a job's first seconds differ from a steady rest (burst credits, a cache
+        warming, a throttle's bucket): they weigh on every figure and keep the job from being known,
+        but a ramp leaves them out. Empty when no direction has such a head."""
+        for name, samples in sorted(self.series.items()):
+            head = leading_head(samples)
+            if head is not None:
+                seconds, head_rate, rest_rate = head
+                return (f"{name}'s first {seconds:.0f} s ran at {head_rate:,.0f} IOPS, the rest at "
+                        f"{rest_rate:,.0f}: ramp_time: {math.ceil(seconds) + 1}s leaves them out")
+        return ""
+
+
+def leading_head(samples: list[Sample]) -> tuple[float, float, float] | None:
+    """(seconds, rate, rate of the rest) of the leading intervals whose rate lies further than
+    ``HEAD_OFF`` from the median of all (the median: a head does not move it), when they are at most
+    a third of the run and the rest is steady by the SNIA rule over five batches; else None."""
+    rates = [s.ios / s.seconds for s in samples if s.seconds > 0]
+    if len(rates) != len(samples) or len(rates) < 2 * BATCHES:
+        return None
+    middle = statistics.median(rates)
+    n = 0
+    while n < len(rates) and abs(rates[n] - middle) > HEAD_OFF * middle:
+        n += 1
+    rest = samples[n:]
+    bounds = batch_bounds(len(rest), BATCHES)
+    if n == 0 or 3 * n > len(samples) or not bounds:
+        return None
+    means = [sum(s.ios for s in rest[a:b]) / sum(s.seconds for s in rest[a:b]) for a, b in bounds]
+    if not steady_state(means, window=BATCHES, max_rounds=BATCHES).achieved:
+        return None
+    head_s = sum(s.seconds for s in samples[:n])
+    rest_s = sum(s.seconds for s in rest)
+    return head_s, sum(s.ios for s in samples[:n]) / head_s, sum(s.ios for s in rest) / rest_s
 
 
 def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidence: float) -> Interval | None:
