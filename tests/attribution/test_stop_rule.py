@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from diskbench.attribution.confidence import Interval
 from diskbench.attribution.stop_rule import (
     CONFIDENT,
     MAX_REACHED,
@@ -27,6 +28,7 @@ from diskbench.attribution.stop_rule import (
     Sample,
     StopRule,
     Watcher,
+    drain_widened,
 )
 
 T4 = float(stats.t.ppf(0.975, 4))  # 2.776: five batches, four degrees of freedom
@@ -474,3 +476,30 @@ def test_no_head_when_the_rest_is_not_steady_or_the_seconds_are_near_the_median(
         w = Watcher(StopRule(0.0001, 0.95, 30, 30))
         _feed(w, [_second(1000 * off)] * 2 + [_second(1000)] * 28)
         assert ("ramp_time" in w.final().detail) is said, off
+
+
+# --- the drain: I/Os in flight when the job is stopped ---------------------------------------------
+
+def test_the_p99_interval_reaches_the_percentile_the_drain_can_push_it_to() -> None:
+    """10,000 I/Os, 9,900 in the 100 bin and 100 in the 200 bin: the p99 is 100 (rank 9,900). One I/O in
+    flight drains 1.5 more after the stop; if they all land above, fio's p99 is the histogram's
+    99.015th percentile, rank 9,901.5: the 200 bin, so the interval reaches 200."""
+    samples = [Sample(1.0, 1000, 4_000_000, {100: 990, 200: 10})] * 10
+    got = Interval(100.0, 1.0, 5, (100.0,) * 5)
+    assert drain_widened(got, samples, 0) is got
+    assert drain_widened(None, samples, 8) is None
+    wide = drain_widened(got, samples, 1)
+    assert wide is not None and (wide.center, wide.half) == (100.0, 100.0)
+    assert drain_widened(Interval(100.0, 150.0, 5, (100.0,) * 5), samples, 1).half == 150.0  # already wider
+    assert drain_widened(got, [Sample(1.0, 0, 0, {})], 4) is got  # no latencies: nothing to shift
+
+
+@pytest.mark.parametrize(("in_flight", "stops"), [(0, True), (10, True), (40, False)])
+def test_a_job_with_a_deep_queue_is_not_stopped_while_its_drain_can_move_the_p99(in_flight: int,
+                                                                                 stops: bool) -> None:
+    """Every second 1,000 I/Os, 995 at 100 us and 5 at 300 us: p99 100 at 10 s (9,950 of 10,000 at 100).
+    10 in flight drain 15: the 99.15th percentile (rank 9,915) is still 100, the job stops at min. 40 drain
+    60: the 99.6th (rank 9,960) is 300, the p99 is not known within 2% while that many are in flight."""
+    w = Watcher(StopRule(0.02, 0.95, 10, 60, in_flight=in_flight))
+    said = _feed(w, [Sample(1.0, 1000, 4_000_000, {100: 995, 300: 5})] * 10)
+    assert (said[-1].reason == CONFIDENT) is stops

@@ -74,12 +74,13 @@ class Stop(BaseModel):
             raise ValueError(f"{shown(v)}: give a duration from 1s to 30 days")
         return str(v)
 
-    def rule(self, runtime_s: float) -> StopRule:
-        """The rule for a job whose runtime (its maximum) is ``runtime_s``."""
+    def rule(self, runtime_s: float, in_flight: int = 0) -> StopRule:
+        """The rule for a job whose runtime (its maximum) is ``runtime_s`` and which keeps ``in_flight``
+        I/Os in flight."""
         return StopRule(within=float(self.within.removesuffix("%")) / 100,
                         confidence=float(self.confidence.removesuffix("%")) / 100,
                         min_s=parse_duration(self.min) if self.min else min(parse_duration(MIN), runtime_s),
-                        max_s=runtime_s)
+                        max_s=runtime_s, in_flight=in_flight)
 
 
 def stop_value(v: Any) -> Any:

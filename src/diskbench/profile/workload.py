@@ -210,6 +210,7 @@ BUILTIN_DEFAULTS = WorkloadOptions(
 )
 WorkloadName = Annotated[str, AfterValidator(named("workload"))]
 AUTO = "auto"  # iodepth: auto, the knee search
+SYNC_ENGINES = ("sync", "psync", "vsync", "pvsync", "pvsync2")  # one I/O in flight a job, whatever its iodepth
 STEADY_MAX_ROUNDS = 25  # the SNIA PTS's limit (attribution.steady_state.MAX_ROUNDS)
 DRAIN_DEFAULT = "35m"  # a full credit bucket lasts 30 min at the burst cap (Azure disks and VMs)
 
@@ -364,7 +365,9 @@ class Workload(WorkloadOptions):
         """The adaptive stop's rule for this job (None: it runs its whole runtime)."""
         if not isinstance(self.stop, Stop):
             return None
-        return self.stop.rule(parse_duration(self.runtime or BUILTIN_DEFAULTS.runtime or "30s"))
+        depth = 1 if self.ioengine in SYNC_ENGINES else (self.iodepth or 1)  # a sync engine: one at a time
+        return self.stop.rule(parse_duration(self.runtime or BUILTIN_DEFAULTS.runtime or "30s"),
+                              in_flight=depth * (self.numjobs or 1))
 
     @property
     def rounds(self) -> int:

@@ -11,7 +11,7 @@ output is kept gzip'd once the results are committed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,8 +74,10 @@ class OneMachine(Drive):
     def measure(self, job: Unit, rendered: str, art: Path, tracker: JobTracker) -> int:
         if job.workload.protocol != "steady_state":
             rule = job.workload.stop_rule
+            parts = self.engine.segments() if rule is not None and self.engine.live(0) is None else None
+            if rule is not None and parts is not None:  # each segment ends on its own: its output holds its drain
+                rule = replace(rule, in_flight=0)
             self.watcher = Watcher(rule) if rule is not None else None
-            parts = self.engine.segments() if self.watcher is not None and self.engine.live(0) is None else None
             if parts is not None and self.watcher is not None and self.segment_log is not None:
                 self.segmented = run_segments(self.ex, self.engine, parts, job, self.places, art, tracker,
                                               self.watcher, self.segment_log, self.line, self.label(job), self.stopped)
