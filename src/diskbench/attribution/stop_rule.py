@@ -6,7 +6,8 @@ A job may stop, never before ``min``, once for every direction that did I/O:
 
 - its mean IOPS, its mean MB/s and its p99 are each known within ``+-within`` at ``confidence``
   (batch means and batch quantiles over five batches, widened for the correlation of the
-  per-second figures: ``confidence.py``), by two stages: the spread is estimated once, at ``min``,
+  per-second figures: ``confidence.py``; the p99's reaching what the I/Os still in flight at the
+  stop could push fio's figure to: ``drain_widened``), by two stages: the spread is estimated once, at ``min``,
   and the job runs as long as that spread says the asked width needs; then the whole run's own
   intervals must say so too (``Watcher.judge`` says why), and
 - the five batch means of its IOPS pass the SNIA PTS steady-state rule (range within 20% of their
