@@ -33,10 +33,15 @@ def job_iops(doc: dict[str, Any], direction: str = "read") -> dict[str, float]:
     return {job["jobname"]: float(job[direction]["iops"]) for job in doc["jobs"]}
 
 
+def _random(rw: str) -> str:
+    """RANDREAD's job with ``rw`` instead of randread."""
+    return RANDREAD.replace("--rw=randread", f"--rw={rw}")
+
+
 def iops(guest: Guest, device: str, seconds: int = 3, rw: str = "randread", size: str = "16M") -> float:
     """IOPS of one 4k QD16 job on ``device`` for ``seconds``."""
     direction = "write" if "write" in rw else "read"
-    args = (f"{RANDREAD.replace('--rw=randread', f'--rw={rw}')} --runtime={seconds} --size={size} "
+    args = (f"{_random(rw)} --runtime={seconds} --size={size} "
             f"--name=j --filename={shlex.quote(device)}")
     return job_iops(fio_json(guest, args), direction)["j"]
 
@@ -44,8 +49,7 @@ def iops(guest: Guest, device: str, seconds: int = 3, rw: str = "randread", size
 def iops_per_second(guest: Guest, device: str, seconds: int, size: str = "16M", rw: str = "randread") -> list[float]:
     """4k QD16 random IOPS of each second (fio's averaged IOPS log), to see bursts, steps and stalls."""
     name = "persec"
-    job = RANDREAD.replace("--rw=randread", f"--rw={rw}")
-    fio_json(guest, f"{job} --runtime={seconds} --size={size} --name={name} "
+    fio_json(guest, f"{_random(rw)} --runtime={seconds} --size={size} --name={name} "
                     f"--filename={shlex.quote(device)} --write_iops_log={name} --log_avg_msec=1000")
     rc, out, err = guest.run(f"cat /tmp/{name}_iops.1.log && rm -f /tmp/{name}_iops.*.log")
     if rc != 0:

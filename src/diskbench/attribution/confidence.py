@@ -182,17 +182,22 @@ def hist_quantile(hist: Mapping[int, int], p: float) -> float | None:
     return float(max(hist))
 
 
+def merged_hist(hists: Sequence[Mapping[int, int]]) -> dict[int, int]:
+    """Latency histograms (bin value -> count) summed bin by bin."""
+    merged: dict[int, int] = {}
+    for hist in hists:
+        for key, count in hist.items():
+            merged[key] = merged.get(key, 0) + count
+    return merged
+
+
 def quantile_interval(hists: Sequence[Mapping[int, int]], p: float, confidence: float,
                       batches: int | None = None) -> Interval | None:
     """The batch-quantile interval of percentile ``p``: each batch's percentile from its merged
     per-interval histograms; None while a batch would be empty or holds no I/O."""
     values = []
     for a, b in batch_bounds(len(hists), batches or sqrt_batches(len(hists))):
-        merged: dict[int, int] = {}
-        for hist in hists[a:b]:
-            for key, count in hist.items():
-                merged[key] = merged.get(key, 0) + count
-        q = hist_quantile(merged, p)
+        q = hist_quantile(merged_hist(hists[a:b]), p)
         if q is None:
             return None
         values.append(q)

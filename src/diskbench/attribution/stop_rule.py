@@ -7,8 +7,8 @@ A job may stop, never before ``min``, once for every direction that did I/O:
 - its mean IOPS, its mean MB/s and its p99 are each known within ``+-within`` at ``confidence``
   (batch means and batch quantiles over five batches, widened for the correlation of the
   per-second figures: ``confidence.py``; the p99's reaching what the I/Os still in flight at the
-  stop could push fio's figure to: ``drain_widened``), by two stages: the spread is estimated once, at ``min``,
-  and the job runs as long as that spread says the asked width needs; then the whole run's own
+  stop could push fio's figure to: ``drain_widened``), by two stages: the spread is estimated
+  once, at ``min``, and the job runs as long as that spread says the asked width needs; then the whole run's own
   intervals must say so too (``Watcher.judge`` says why), and
 - the five batch means of its IOPS pass the SNIA PTS steady-state rule (range within 20% of their
   mean, slope excursion within 10%: ``steady_state.py``), the batches standing for the PTS's rounds,
@@ -27,7 +27,16 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .confidence import BATCHES, Interval, adjusted, batch_bounds, hist_quantile, quantile_interval, rate_interval
+from .confidence import (
+    BATCHES,
+    Interval,
+    adjusted,
+    batch_bounds,
+    hist_quantile,
+    merged_hist,
+    quantile_interval,
+    rate_interval,
+)
 from .steady_state import steady_state
 
 CONFIDENT, MAX_REACHED, NOT_STEADY = "confident", "max reached", "not steady"
@@ -136,9 +145,7 @@ class Watcher:
                 continue
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
-                out[key] = got = _figure(key, samples, self.p99s[name], conf)
-                if key.endswith(f"p{PERCENTILE:g}"):
-                    out[key] = got = drain_widened(got, samples, self.rule.in_flight)
+                out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight)
                 if within is not None and (got is None or got.relative > within):
                     return out
         return out
@@ -148,10 +155,9 @@ class Watcher:
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
-            bounds = batch_bounds(len(samples), BATCHES)
-            if not bounds:
+            means = _batch_rates(samples)
+            if means is None:
                 return False, f"{name}: fewer than {BATCHES} intervals"
-            means = [sum(s.ios for s in samples[a:b]) / sum(s.seconds for s in samples[a:b]) for a, b in bounds]
             state = steady_state(means, window=BATCHES, max_rounds=BATCHES)
             if not state.achieved:
                 return False, f"{name} IOPS trend: {state.text().removeprefix('steady state not achieved: ')}"
@@ -257,10 +263,7 @@ def drain_widened(got: Interval | None, samples: list[Sample], in_flight: int) -
     so the interval reaches at least that high. A fixed run has the same drain, over more I/Os."""
     if got is None or in_flight <= 0:
         return got
-    merged: dict[int, int] = {}
-    for sample in samples:
-        for key, count in sample.hist.items():
-            merged[key] = merged.get(key, 0) + count
+    merged = merged_hist([s.hist for s in samples])
     total = sum(merged.values())
     if total <= 0:
         return got
@@ -282,10 +285,9 @@ def leading_head(samples: list[Sample]) -> tuple[float, float, float] | None:
     while n < len(rates) and abs(rates[n] - middle) > HEAD_OFF * middle:
         n += 1
     rest = samples[n:]
-    bounds = batch_bounds(len(rest), BATCHES)
-    if n == 0 or 3 * n > len(samples) or not bounds:
+    means = _batch_rates(rest)
+    if n == 0 or 3 * n > len(samples) or means is None:
         return None
-    means = [sum(s.ios for s in rest[a:b]) / sum(s.seconds for s in rest[a:b]) for a, b in bounds]
     if not steady_state(means, window=BATCHES, max_rounds=BATCHES).achieved:
         return None
     head_s = sum(s.seconds for s in samples[:n])
@@ -293,9 +295,18 @@ def leading_head(samples: list[Sample]) -> tuple[float, float, float] | None:
     return head_s, sum(s.ios for s in samples[:n]) / head_s, sum(s.ios for s in rest) / rest_s
 
 
-def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidence: float) -> Interval | None:
+def _batch_rates(samples: list[Sample]) -> list[float] | None:
+    """The IOPS of each of five batches of ``samples`` (the SNIA rule's rounds); None: too few."""
+    bounds = batch_bounds(len(samples), BATCHES)
+    if not bounds:
+        return None
+    return [sum(s.ios for s in samples[a:b]) / sum(s.seconds for s in samples[a:b]) for a, b in bounds]
+
+
+def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidence: float,
+            in_flight: int) -> Interval | None:
     """One figure's interval over five batches (as large as they can be: ``confidence.py``), widened
-    for the correlation of the figure's per-interval values."""
+    for the correlation of the figure's per-interval values (the p99's also for the drain)."""
     seconds = [x.seconds for x in samples]
     if key.endswith(" iops"):
         return adjusted(rate_interval([x.ios for x in samples], seconds, confidence, BATCHES),
@@ -303,7 +314,8 @@ def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidenc
     if key.endswith(" MB/s"):
         return adjusted(rate_interval([x.io_bytes / 1e6 for x in samples], seconds, confidence, BATCHES),
                         [x.io_bytes / x.seconds if x.seconds > 0 else None for x in samples])
-    return adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
+    p99 = adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
+    return drain_widened(p99, samples, in_flight)
 
 
 def _widest(figures: dict[str, Interval | None]) -> float | None:
