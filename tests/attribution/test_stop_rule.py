@@ -503,3 +503,42 @@ def test_a_job_with_a_deep_queue_is_not_stopped_while_its_drain_can_move_the_p99
     w = Watcher(StopRule(0.02, 0.95, 10, 60, in_flight=in_flight))
     said = _feed(w, [Sample(1.0, 1000, 4_000_000, {100: 995, 300: 5})] * 10)
     assert (said[-1].reason == CONFIDENT) is stops
+
+
+def test_the_drain_widening_at_its_edges() -> None:
+    """Nothing in flight: the interval as it was, even where the histogram's own p99 lies above it; one
+    I/O measured and one in flight: the 100th percentile, the largest bin with I/Os in it (a bin left
+    empty above it is none); the quantile 99 + 100 * 1.5 * 2 / 10,000 = 99.03 is rank 9,903, still in
+    the 100 bin here."""
+    got = Interval(100.0, 1.0, 5, (100.0,) * 5)
+    above = [Sample(1.0, 100, 400_000, {100: 98, 200: 2})]  # its p99 is 200
+    assert drain_widened(got, above, 0) is got
+    one = drain_widened(Interval(50.0, 1.0, 5, (50.0,) * 5), [Sample(1.0, 1, 4096, {100: 1, 900: 0})], 1)
+    assert one is not None and one.half == 50.0
+    exact = [Sample(1.0, 10_000, 40_960_000, {100: 9_903, 200: 97})]
+    assert drain_widened(got, exact, 2) is got
+
+
+def test_a_head_is_counted_second_by_second_from_the_median_rate() -> None:
+    """A 3 s head is named as 3 s (ramp 4s); a second exactly 20% off the median is not a head (more than
+    HEAD_OFF is); two half-second intervals at the rate of the rest are none (the rate is I/Os over
+    seconds: 275 I/Os in half a second is 550 IOPS)."""
+    w = Watcher(StopRule(0.0001, 0.95, 60, 60))
+    _feed(w, _burst_head(3, 60))
+    assert w.final().detail.endswith("read's first 3 s ran at 1,700 IOPS, the rest at 550: ramp_time: 4s "
+                                     "leaves them out")
+    w = Watcher(StopRule(0.0001, 0.95, 30, 30))
+    _feed(w, [_second(1200)] * 2 + [_second(1000)] * 28)
+    assert "ramp_time" not in w.final().detail
+    uneven = [Sample(s, int(550 * s), 4_000_000, {100: int(550 * s)}) for s in (0.5, 0.5) + (1.0,) * 38]
+    w = Watcher(StopRule(0.0001, 0.95, 40, 40))
+    _feed(w, uneven)
+    assert "ramp_time" not in w.final().detail
+
+
+@pytest.mark.parametrize(("total", "said"), [(9, False), (10, True)])
+def test_a_head_needs_ten_intervals(total: int, said: bool) -> None:
+    """Twice the five batches: a 1 s head of a 10 s run is named, of a 9 s run not."""
+    w = Watcher(StopRule(0.0001, 0.95, total, total))
+    _feed(w, _burst_head(1, total))
+    assert ("ramp_time" in w.final().detail) is said

@@ -74,7 +74,7 @@ class Stop(BaseModel):
             raise ValueError(f"{shown(v)}: give a duration from 1s to 30 days")
         return str(v)
 
-    def rule(self, runtime_s: float, in_flight: int = 0) -> StopRule:
+    def rule(self, runtime_s: float, in_flight: int) -> StopRule:
         """The rule for a job whose runtime (its maximum) is ``runtime_s`` and which keeps ``in_flight``
         I/Os in flight."""
         return StopRule(within=float(self.within.removesuffix("%")) / 100,
