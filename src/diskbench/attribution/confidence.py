@@ -32,7 +32,7 @@ Everything here is plain Python (no numpy at run time); the tests compare it wit
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -182,8 +182,9 @@ def hist_quantile(hist: Mapping[int, int], p: float) -> float | None:
     return float(max(hist))
 
 
-def merged_hist(hists: Sequence[Mapping[int, int]]) -> dict[int, int]:
-    """Latency histograms (bin value -> count) summed bin by bin."""
+def merged_hist(hists: Iterable[Mapping[int, int]]) -> dict[int, int]:
+    """Latency histograms (bin value -> count) summed bin by bin (fio's merge of its jobs' bins too:
+    engines/fio/percentiles.py)."""
     merged: dict[int, int] = {}
     for hist in hists:
         for key, count in hist.items():

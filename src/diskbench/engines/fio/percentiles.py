@@ -17,6 +17,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
+from ...attribution.confidence import merged_hist
+
+merge_bins = merged_hist  # jobs' or clients' bins summed bin by bin: the stop rule's merge of its intervals too
+
 _MANTISSA_BITS = 64  # x87 extended precision
 
 
@@ -46,14 +50,6 @@ _ONE_HUNDREDTH = round_extended(Fraction(1, 100))
 def fio_threshold(p: float, n: int) -> Fraction:
     """The running count fio's percentile ``p`` must reach among ``n`` samples."""
     return round_extended(round_extended(n * _ONE_HUNDREDTH) * Fraction(p))
-
-
-def merge_bins(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
-    merged: dict[int, int] = {}
-    for bins in parts:
-        for value, count in bins.items():
-            merged[value] = merged.get(value, 0) + count
-    return merged
 
 
 def percentiles_from_bins(bins: Mapping[int, int], plist: Iterable[float | str]) -> dict[float, int]:
