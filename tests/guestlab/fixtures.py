@@ -45,9 +45,9 @@ def guest_image() -> GuestImage:
 
 
 @contextlib.contextmanager
-def open_lab(image: GuestImage, workdir: Path) -> Iterator[GuestLab]:
+def open_lab(image: GuestImage, workdir: Path, disks_in: Path | None = None) -> Iterator[GuestLab]:
     """A GuestLab that is closed (guests stopped, files deleted) however the block ends."""
-    lab = GuestLab(image, workdir)
+    lab = GuestLab(image, workdir, disks_in=disks_in)
     try:
         yield lab
     finally:
