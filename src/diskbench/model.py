@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,6 +12,16 @@ PERCENTILES: tuple[float, ...] = (
 )
 TABLE_PERCENTILES: tuple[float, ...] = (50, 90, 95, 99, 99.9, 99.99)
 DIRECTIONS = ("read", "write", "trim", "total")
+
+
+def merge_bins(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
+    """Latency histograms (``Latency.bins``: bin key -> I/Os) summed bin by bin: how fio merges its jobs'
+    and clients' bins (engines/fio/percentiles.py), and how the stop rule merges its intervals'."""
+    merged: dict[int, int] = {}
+    for bins in parts:
+        for key, count in bins.items():
+            merged[key] = merged.get(key, 0) + count
+    return merged
 
 
 def pkey(p: float) -> str:

@@ -155,6 +155,7 @@ def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path, 
 
 def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
     os_disk = boot.directory / "os.qcow2"
+    disks = boot.disks or boot.directory  # the data and temp disks' files
     cmd.overlays.append((os_disk, boot.root_raw, "raw", None))
     if spec.os_disk is not None and spec.os_disk.latency_ms:  # a remote OS disk: no flush, as below
         cmd.remote_node("os", os_disk, "qcow2", "unsafe", spec.os_disk.latency_ms)
@@ -175,24 +176,24 @@ def _storage(cmd: Command, spec: GuestSpec, boot: Boot) -> None:
     else:
         cmd.add("-device", f"virtio-blk-pci,drive={os_top},bus=pcie.0,addr=0x4,serial=os-disk")
     if spec.temp is not None:
-        top = _disk_graph(cmd, spec, spec.temp, boot.disks or boot.directory)
+        top = _disk_graph(cmd, spec, spec.temp, disks)
         cmd.add("-device", f"scsi-hd,bus=scsi0.0,channel=0,scsi-id=0,lun=1,drive={top},{MSFT},"
                            f"serial={spec.temp.serial_number}")
     for disk, lun in spec.scsi_luns():
-        top = _disk_graph(cmd, spec, disk, boot.disks or boot.directory)
+        top = _disk_graph(cmd, spec, disk, disks)
         if remote_nvme:  # the data disk at LUN n: namespace n+2 of the remote controller
             cmd.add("-device", f"nvme-ns,bus=remote,nsid={lun + 2},drive={top}")
         else:
             cmd.add("-device", f"scsi-hd,bus=scsi1.0,channel=0,scsi-id=0,lun={lun},drive={top},{MSFT},"
                                f"serial={disk.serial_number}")
     for i, disk in enumerate(spec.temp_nvme):
-        top = _disk_graph(cmd, spec, disk, boot.disks or boot.directory)
+        top = _disk_graph(cmd, spec, disk, disks)
         cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={TEMP_NVME_SLOT + i:#x}")
     for i, disk in enumerate(d for d in spec.disks if d.bus == "nvme"):
-        top = _disk_graph(cmd, spec, disk, boot.disks or boot.directory)
+        top = _disk_graph(cmd, spec, disk, disks)
         cmd.add("-device", f"nvme,serial={disk.serial_number},drive={top},bus=pcie.0,addr={0x10 + i:#x}")
     for i, disk in enumerate(d for d in spec.disks if d.bus == "virtio"):
-        top = _disk_graph(cmd, spec, disk, boot.disks or boot.directory)
+        top = _disk_graph(cmd, spec, disk, disks)
         cmd.add("-device", f"virtio-blk-pci,drive={top},serial={disk.serial_number},bus=pcie.0,addr={0x8 + i:#x},"
                            "request-merging=off")
 

@@ -32,9 +32,11 @@ Everything here is plain Python (no numpy at run time); the tests compare it wit
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
+
+from ..model import merge_bins
 
 BATCHES = 5
 PHI_MAX = 0.99  # the strongest lag-1 correlation the adjustment takes (0.99: a figure that barely moves)
@@ -182,23 +184,13 @@ def hist_quantile(hist: Mapping[int, int], p: float) -> float | None:
     return float(max(hist))
 
 
-def merged_hist(hists: Iterable[Mapping[int, int]]) -> dict[int, int]:
-    """Latency histograms (bin value -> count) summed bin by bin (fio's merge of its jobs' bins too:
-    engines/fio/percentiles.py)."""
-    merged: dict[int, int] = {}
-    for hist in hists:
-        for key, count in hist.items():
-            merged[key] = merged.get(key, 0) + count
-    return merged
-
-
 def quantile_interval(hists: Sequence[Mapping[int, int]], p: float, confidence: float,
                       batches: int | None = None) -> Interval | None:
     """The batch-quantile interval of percentile ``p``: each batch's percentile from its merged
     per-interval histograms; None while a batch would be empty or holds no I/O."""
     values = []
     for a, b in batch_bounds(len(hists), batches or sqrt_batches(len(hists))):
-        q = hist_quantile(merged_hist(hists[a:b]), p)
+        q = hist_quantile(merge_bins(hists[a:b]), p)
         if q is None:
             return None
         values.append(q)

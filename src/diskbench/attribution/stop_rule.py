@@ -27,13 +27,13 @@ import statistics
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..model import merge_bins
 from .confidence import (
     BATCHES,
     Interval,
     adjusted,
     batch_bounds,
     hist_quantile,
-    merged_hist,
     quantile_interval,
     rate_interval,
 )
@@ -263,7 +263,7 @@ def drain_widened(got: Interval | None, samples: list[Sample], in_flight: int) -
     so the interval reaches at least that high. A fixed run has the same drain, over more I/Os."""
     if got is None or in_flight <= 0:
         return got
-    merged = merged_hist([s.hist for s in samples])
+    merged = merge_bins([s.hist for s in samples])
     total = sum(merged.values())
     if total <= 0:
         return got

@@ -17,9 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 
-from ...attribution.confidence import merged_hist
-
-merge_bins = merged_hist  # jobs' or clients' bins summed bin by bin: the stop rule's merge of its intervals too
+from ...model import merge_bins as merge_bins  # fio's merge of its jobs' or clients' bins: summed bin by bin
 
 _MANTISSA_BITS = 64  # x87 extended precision
 
