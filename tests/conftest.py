@@ -29,6 +29,18 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Sweep what labs of a killed session left (their namespaces, users): see tests/lab_leftovers.py."""
+    from .lab import lab_supported
+    from .lab_leftovers import sweep
+
+    if lab_supported() is None:
+        removed = sweep()
+        if removed:
+            print(f"lab leftovers of dead sessions removed: {', '.join(removed)}", file=sys.stderr)
+
 # The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
 # test_fixtures.py checks the copy against shared/ when that folder is beside the clone.
 FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", Path(__file__).parent / "fixtures"))

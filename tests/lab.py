@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import lab_leftovers
+
 BLKIO = Path("/sys/fs/cgroup/blkio")
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
 
@@ -199,9 +201,8 @@ class Lab:
     """N lab hosts; ``close()`` removes all of it, by this lab's id."""
 
     def __init__(self, root: Path) -> None:
-        self.id = secrets.token_hex(2)
+        self.id, self.subnet = _free_id()
         self.root = root
-        self.subnet = 18 + int(self.id, 16) % 2, int(self.id, 16) % 250 + 2
         self.hosts: list[LabHost] = []
         self.loops: list[str] = []
         self.cgroups: list[Path] = []
@@ -212,6 +213,7 @@ class Lab:
         # sshd reads authorized keys as the user logging in: keep them where any user can read.
         self.shared = Path(f"/run/diskbench-lab-{self.id}")
         self.shared.mkdir(mode=0o755)
+        (self.shared / "owner").write_text(lab_leftovers.owner_mark())  # see lab_leftovers
         self.authorized_keys = self.shared / "authorized_keys"
         shutil.copy(f"{self.user_key}.pub", self.authorized_keys)
         self.authorized_keys.chmod(0o644)
@@ -221,7 +223,8 @@ class Lab:
 
     def add_user(self, name: str) -> str:
         """A plain local user (no sudo): another person on the lab's hosts; removed in close()."""
-        sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name)
+        sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*",
+           "--comment", f"{lab_leftovers.COMMENT}{self.id}", name)
         self.users.append(name)
         return name
 
@@ -308,6 +311,26 @@ class Lab:
                     break
                 except OSError:
                     time.sleep(0.1)
+
+
+def _free_id() -> tuple[str, tuple[int, int]]:
+    """A new lab id and its /24 in 198.18.0.0/15, neither held by another lab nor by an address on
+    this machine (two labs on one subnet would route each other's hosts away)."""
+    addresses = [a for line in sh("ip", "-br", "-4", "addr").stdout.splitlines() for a in line.split()[2:]]
+    held = {p.name.removeprefix(lab_leftovers.COMMENT) for p in Path("/run").glob(f"{lab_leftovers.COMMENT}*")}
+    held_subnets = {_subnet_of(h) for h in held}
+    for _ in range(1000):
+        lab_id = secrets.token_hex(2)
+        subnet = _subnet_of(lab_id)
+        prefix = f"198.{subnet[0]}.{subnet[1]}."
+        if lab_id not in held and subnet not in held_subnets and not any(a.startswith(prefix) for a in addresses):
+            return lab_id, subnet
+    raise RuntimeError("no free lab subnet in 198.18.0.0/15: see tests/lab_leftovers.py")
+
+
+def _subnet_of(lab_id: str) -> tuple[int, int]:
+    n = int(lab_id, 16) if all(c in "0123456789abcdef" for c in lab_id) and lab_id else 0
+    return 18 + n % 2, n % 250 + 2
 
 
 def _fio_paths() -> list[str]:
