@@ -160,6 +160,17 @@ def test_stop_values_become_the_rule() -> None:
     assert got.stop_rule == StopRule(within=0.05, confidence=0.90, min_s=20.0, max_s=120.0, in_flight=1)
 
 
+def test_p99_within_is_the_p99s_own_width_and_defaults_to_within() -> None:
+    """docs/adaptive.md: ``p99_within`` (default: ``within``), a percentage from 0.1% to 50%."""
+    got = w(stop={"within": "3%", "p99_within": 5})
+    assert got.stop == Stop(within="3%", p99_within="5%")
+    assert got.stop_rule == StopRule(within=0.03, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1,
+                                     p99_within=0.05)
+    assert w(stop={"within": "3%"}).stop_rule.p99_within is None  # type: ignore[union-attr]
+    for given, text in (("0.1%", "0.1%"), (50, "50%"), ("12.5", "12.5%")):
+        assert w(stop={"p99_within": given}).stop.p99_within == text  # type: ignore[union-attr]
+
+
 def test_stop_max_replaces_the_runtime() -> None:
     assert w(stop={"max": "60s"}, runtime="300s").runtime == "60s"
     assert w(stop={"max": "60s"}).runtime == "60s"
@@ -210,6 +221,9 @@ def test_stop_with_a_time_based_job() -> None:
     ({"within": "50.1%"}, "within: '50.1%': give a percentage from 0.1% to 50%"),
     ({"within": 0}, "within: 0: give a percentage from 0.1% to 50%"),
     ({"within": "100%"}, "within: '100%': give a percentage from 0.1% to 50%"),
+    ({"p99_within": "wide"}, "p99_within: 'wide' is not a percentage; give e.g. p99_within: 5%"),
+    ({"p99_within": "0.09%"}, "p99_within: '0.09%': give a percentage from 0.1% to 50%"),
+    ({"p99_within": "50.1%"}, "p99_within: '50.1%': give a percentage from 0.1% to 50%"),
     ({"confidence": "high"}, "confidence: 'high' is not a percentage; give e.g. confidence: 95%"),
     ({"confidence": "49.9%"}, "confidence: '49.9%': give a percentage from 50% to 99.9%"),
     ({"confidence": "99.95%"}, "confidence: '99.95%': give a percentage from 50% to 99.9%"),

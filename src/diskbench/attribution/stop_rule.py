@@ -5,6 +5,8 @@ as it runs (fio: its status-interval documents, read live), and the watcher says
 A job may stop, never before ``min``, once for every direction that did I/O:
 
 - its mean IOPS, its mean MB/s and its p99 are each known within ``+-within`` at ``confidence``
+  (the p99 within ``+-p99_within`` when given: a tail percentile rests on the 1% of I/Os above it,
+  so at the same width it needs far more of them than a mean does)
   (batch means and batch quantiles over five batches, widened for the correlation of the
   per-second figures: ``confidence.py``; the p99's reaching what the I/Os still in flight at the
   stop could push fio's figure to: ``drain_widened``), by two stages: the spread is estimated
@@ -60,6 +62,18 @@ class StopRule:
     max_s: float
     percentile: bool = True
     in_flight: int = 0  # the I/Os the job keeps in flight (iodepth x numjobs): they drain after the stop
+    p99_within: float | None = None  # the p99's own half-width; None: ``within``, as for the rates
+
+    def asked(self, key: str) -> float:
+        """The half-width asked of one figure (``read p99``: ``p99_within`` when given)."""
+        if self.p99_within is not None and key.endswith(f" p{PERCENTILE:g}"):
+            return self.p99_within
+        return self.within
+
+    def asked_text(self) -> str:
+        """What was asked, for a decision's detail: ``asked +-2%`` or ``asked +-2%, p99 +-5%``."""
+        tail = f", p{PERCENTILE:g} +-{self.p99_within * 100:g}%" if self.p99_within is not None else ""
+        return f"asked +-{self.within * 100:g}%{tail}"
 
 
 RATES_ONLY = "IOPS and MB/s; the p99 as measured"  # a decision's detail when the p99 was not waited for
@@ -119,6 +133,7 @@ class Watcher:
         self.lengths: list[float] = []  # every interval's length, to back-fill a direction that starts late
         self.seconds = 0.0
         self.first: tuple[float, float] | None = None  # (seconds, widest relative half-width) at min
+        self.first_each: dict[str, float] = {}  # each figure's relative half-width at min
         self.confident: Decision | None = None
 
     def add(self, interval: dict[str, Sample]) -> None:
@@ -134,10 +149,10 @@ class Watcher:
         self.lengths.append(length)
         self.seconds += length
 
-    def figures(self, within: float | None = None) -> dict[str, Interval | None]:
+    def figures(self, closely: bool = False) -> dict[str, Interval | None]:
         """Each figure's interval now over the whole run so far (``read iops``, ``read MB/s``,
-        ``read p99``, ...); None: not yet known. With ``within``, it stops at the first figure not
-        known that closely (the histograms are only merged once the rates are known)."""
+        ``read p99``, ...); None: not yet known. With ``closely``, it stops at the first figure not
+        known as closely as asked (the histograms are only merged once the rates are known)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
         for name, samples in sorted(self.series.items()):
@@ -146,7 +161,7 @@ class Watcher:
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
                 out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight)
-                if within is not None and (got is None or got.relative > within):
+                if closely and (got is None or _over(got.relative, self.rule.asked(key))):
                     return out
         return out
 
@@ -171,6 +186,14 @@ class Watcher:
         n0, r0 = self.first
         return r0 * math.sqrt(n0 / self.seconds)
 
+    def two_stage_short(self) -> bool:
+        """Whether some figure's first-stage width, carried to now, is still wider than asked of it:
+        with one width asked of all, the same as the widest being too wide."""
+        if self.first is None or self.seconds <= 0:
+            return True
+        scale = math.sqrt(self.first[0] / self.seconds)
+        return any(_over(r0 * scale, self.rule.asked(key)) for key, r0 in self.first_each.items())
+
     def judge(self) -> Decision:
         """Now, while the job runs: ``confident`` once the job has run as long as the first stage said,
         the whole run's own intervals are as narrow and the series is steady (never before ``min``);
@@ -192,22 +215,30 @@ class Watcher:
         ``adjusted``); and since five batches of a short first stage still see a slowly moving
         series as quieter than it is, the job also waits until the whole run's own intervals (five
         batches over everything so far, as large as they can be) are within ``within``: the width
-        reported is the wider of the two."""
+        reported is the wider of the two.
+
+        With a ``p99_within`` of its own, each figure is held to its own width in both stages (the
+        job runs until the first stage's spread of every figure gives what was asked of it); the
+        width reported stays the widest of all figures, so it may be the p99's, wider than
+        ``within``."""
         conf = self.rule.confidence
         if self.seconds + 1e-9 < self.rule.min_s:
             return Decision("", self.seconds, None, conf)
         if self.first is None:
-            widest = _widest(self.figures())
+            figures = self.figures()
+            widest = _widest(figures)
             if widest is None:  # a batch without I/O yet: the first stage waits for it
                 return Decision("", self.seconds, None, conf)
             self.first = (self.seconds, widest)
+            self.first_each = {k: v.relative for k, v in figures.items() if v is not None}
         reached = self.two_stage()
         assert reached is not None
-        if reached > self.rule.within + 1e-12:
+        if self.two_stage_short():
             return Decision("", self.seconds, reached, conf)
-        whole = _widest(self.figures(self.rule.within))
+        figures = self.figures(closely=True)
+        whole = _widest(figures)
         reached = max(reached, whole if whole is not None else math.inf)
-        if reached > self.rule.within + 1e-12:
+        if whole is None or any(v is None or _over(v.relative, self.rule.asked(k)) for k, v in figures.items()):
             return Decision("", self.seconds, reached, conf)
         ok, _why = self.steady()
         if ok:
@@ -237,7 +268,7 @@ class Watcher:
                             "; ".join(x for x in (why, hint) if x))
         worst = max(((k, v.relative) for k, v in figures.items() if v is not None), key=lambda kv: kv[1],
                     default=None)
-        detail = f"widest: {worst[0]}; asked +-{self.rule.within * 100:g}%" if worst else ""
+        detail = f"widest: {worst[0]}; {self.rule.asked_text()}" if worst else ""
         detail = "; ".join(x for x in (detail, "" if self.rule.percentile else RATES_ONLY, hint) if x)
         return Decision(MAX_REACHED, self.seconds, reached, self.rule.confidence, detail)
 
@@ -316,6 +347,11 @@ def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidenc
                         [x.io_bytes / x.seconds if x.seconds > 0 else None for x in samples])
     p99 = adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
     return drain_widened(p99, samples, in_flight)
+
+
+def _over(relative: float, asked: float) -> bool:
+    """Wider than asked (a hair's breadth, 1e-12, is rounding: a width exactly as asked is enough)."""
+    return relative > asked + 1e-12
 
 
 def _widest(figures: dict[str, Interval | None]) -> float | None:

@@ -4,7 +4,9 @@
 and p99 are known within +-2% at 95% confidence and the series shows no trend, never before
 ``min`` (default 10 s, or the runtime when that is shorter), at the latest at ``max``. ``max`` is
 the job's runtime: given here, it replaces the workload's ``runtime``; left out, the runtime is
-the maximum. ``stop: true`` takes ``defaults.stop`` (else every default); ``stop: false`` turns a
+the maximum. ``p99_within`` asks the p99 its own width (default: ``within``): a tail percentile
+rests on the 1% of I/Os above it, so the same width can cost it many times the run a mean needs
+(docs/adaptive.md). ``stop: true`` takes ``defaults.stop`` (else every default); ``stop: false`` turns a
 ``defaults.stop`` off for one workload. How the rule decides is ``attribution/stop_rule.py``; how
 the engine is stopped, the engine's (``Engine.live``).
 
@@ -25,6 +27,7 @@ from ..units import MAX_JOB_S, parse_duration
 from .block import read_block
 
 WITHIN, CONFIDENCE, MIN = "2%", "95%", "10s"
+EXAMPLES = {"within": WITHIN, "p99_within": "5%"}
 
 
 def _percent(value: Any, key: str, low: float, high: float) -> str:
@@ -34,7 +37,7 @@ def _percent(value: Any, key: str, low: float, high: float) -> str:
         number = float(text.removesuffix("%"))
     except ValueError:
         raise ValueError(f"{shown(value)} is not a percentage; give e.g. {key}: "
-                         f"{WITHIN if key == 'within' else CONFIDENCE}") from None
+                         f"{EXAMPLES.get(key, CONFIDENCE)}") from None
     if not low <= number <= high:
         raise ValueError(f"{shown(value)}: give a percentage from {low:g}% to {high:g}%")
     return f"{number:g}%"
@@ -46,6 +49,8 @@ class Stop(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     within: str = Field(WITHIN, description="the +- half-width asked of mean IOPS, MB/s and p99, e.g. 2%")
+    p99_within: str | None = Field(None, description="the +- half-width asked of the p99 alone (default: "
+                                   "within), e.g. 5%")
     confidence: str = Field(CONFIDENCE, description="the confidence of that interval, e.g. 95%")
     min: str | None = Field(None, description="the shortest a job runs (default 10s, or the runtime when "
                             "shorter), e.g. 20s")
@@ -55,6 +60,11 @@ class Stop(BaseModel):
     @classmethod
     def _within(cls, v: Any) -> str:
         return _percent(v, "within", 0.1, 50)
+
+    @field_validator("p99_within", mode="before")
+    @classmethod
+    def _p99_within(cls, v: Any) -> str | None:
+        return None if v is None else _percent(v, "p99_within", 0.1, 50)
 
     @field_validator("confidence", mode="before")
     @classmethod
@@ -80,7 +90,8 @@ class Stop(BaseModel):
         return StopRule(within=float(self.within.removesuffix("%")) / 100,
                         confidence=float(self.confidence.removesuffix("%")) / 100,
                         min_s=parse_duration(self.min) if self.min else min(parse_duration(MIN), runtime_s),
-                        max_s=runtime_s, in_flight=in_flight)
+                        max_s=runtime_s, in_flight=in_flight,
+                        p99_within=float(self.p99_within.removesuffix("%")) / 100 if self.p99_within else None)
 
 
 def stop_value(v: Any) -> Any:
