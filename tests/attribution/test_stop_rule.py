@@ -429,8 +429,9 @@ def test_the_p99_may_be_asked_a_width_of_its_own() -> None:
     assert alone.final().detail == "widest: read p99; asked +-2%"
     both = Watcher(StopRule(0.02, 0.95, 10, 20, p99_within=0.05))
     last = _feed(both, samples)[-1]
-    assert (last.reason, last.seconds) == (CONFIDENT, 10.0)
+    assert (last.reason, last.seconds, last.detail) == (CONFIDENT, 10.0, "asked +-2%, p99 +-5%")
     assert last.reached == pytest.approx(p99_rel, rel=1e-9)
+    assert last.text() == "adaptive stop: confident after 10 s; known within +-3.2% at 95% (asked +-2%, p99 +-5%)"
     assert both.first_each == pytest.approx({"read iops": iops_rel, "read MB/s": 0.0, "read p99": p99_rel})
     # the rates are still held to ``within``: asked 0.5%, the IOPS keep the job going
     rates = Watcher(StopRule(0.005, 0.95, 10, 20, p99_within=0.05))
@@ -569,17 +570,32 @@ def test_a_job_with_a_deep_queue_is_not_stopped_while_its_drain_can_move_the_p99
 
 
 def test_the_drain_widening_at_its_edges() -> None:
-    """Nothing in flight: the interval as it was, even where the histogram's own p99 lies above it; one
-    I/O measured and one in flight: the 100th percentile, the largest bin with I/Os in it (a bin left
-    empty above it is none); the quantile 99 + 100 * 1.5 * 2 / 10,000 = 99.03 is rank 9,903, still in
-    the 100 bin here."""
+    """Nothing in flight: the interval as it was, even where the histogram's own p99 lies above it. One
+    I/O in flight drains 1.5: over 150 I/Os that is the 99 + 100 * 1.5 / 150 = 100th percentile, the
+    largest bin with I/Os in it (a bin left empty above it is none); over 149 (or one) more than the 1%
+    above the p99 can drain, so fio's p99 is a drained I/O's latency: not known (an infinite width).
+    The quantile 99 + 100 * 1.5 * 2 / 10,000 = 99.03 is rank 9,903, still in the 100 bin here."""
     got = Interval(100.0, 1.0, 5, (100.0,) * 5)
     above = [Sample(1.0, 100, 400_000, {100: 98, 200: 2})]  # its p99 is 200
     assert drain_widened(got, above, 0) is got
-    one = drain_widened(Interval(50.0, 1.0, 5, (50.0,) * 5), [Sample(1.0, 1, 4096, {100: 1, 900: 0})], 1)
-    assert one is not None and one.half == 50.0
+    mid = Interval(50.0, 1.0, 5, (50.0,) * 5)
+    edge = drain_widened(mid, [Sample(1.0, 150, 614_400, {50: 148, 100: 2, 900: 0})], 1)
+    assert edge is not None and edge.half == 50.0
+    for ios in (149, 1):
+        past = drain_widened(mid, [Sample(1.0, ios, 4096 * ios, {50: ios - 1, 100: 1})], 1)
+        assert past is not None and past.center == 50.0 and past.half == math.inf
     exact = [Sample(1.0, 10_000, 40_960_000, {100: 9_903, 200: 97})]
     assert drain_widened(got, exact, 2) is got
+
+
+def test_a_job_whose_drain_outnumbers_the_tail_runs_on_until_it_does_not() -> None:
+    """1,000 I/Os a second at 100 us, 64 in flight (96 to drain): at 9 s (9,000 I/Os) 96 is more than
+    9,000 / 99 of them, so the p99 is not known; the job goes on and stops once the seconds hold
+    99 * 96 = 9,504 I/Os: at 10 s."""
+    w = Watcher(StopRule(0.02, 0.95, 5, 60, in_flight=64))
+    said = _feed(w, [Sample(1.0, 1000, 4_000_000, {100: 1000})] * 10)
+    assert [d.reason for d in said[4:9]] == [""] * 5 and said[8].reached == math.inf
+    assert (said[9].reason, said[9].seconds) == (CONFIDENT, 10.0) and w.first is not None and w.first[0] == 10.0
 
 
 def test_a_head_is_counted_second_by_second_from_the_median_rate() -> None:
