@@ -306,6 +306,7 @@ def test_the_first_stage_waits_for_every_figure() -> None:
     samples[:2] = [Sample(1.0, s.ios, s.io_bytes) for s in samples[:2]]
     said = _feed(w, samples)
     assert said[-1] == Decision("", 10.0, None, 0.95) and w.first is None and w.two_stage() is None
+    assert w.first_each == {}
     w.add({"read": _second(1000)})
     w.judge()
     assert w.first is not None and w.first[0] == 11.0
@@ -434,6 +435,9 @@ def test_the_p99_may_be_asked_a_width_of_its_own() -> None:
     assert last.text() == "adaptive stop: confident after 10 s; known within +-3.2% at 95% (asked +-2%, p99 +-5%)"
     assert both.first_each == pytest.approx({"read iops": iops_rel, "read MB/s": 0.0, "read p99": p99_rel})
     # the rates are still held to ``within``: asked 0.5%, the IOPS keep the job going
+    # a knee step that waits for its rates alone says so, whatever the p99 was asked
+    knee = Watcher(StopRule(0.02, 0.95, 10, 20, percentile=False, p99_within=0.05))
+    assert _feed(knee, samples)[-1].detail == RATES_ONLY
     rates = Watcher(StopRule(0.005, 0.95, 10, 20, p99_within=0.05))
     assert _feed(rates, samples)[-1].reason == "" and rates.two_stage_short()
     assert rates.final().detail == "widest: read p99; asked +-0.5%, p99 +-5%"

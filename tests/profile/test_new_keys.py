@@ -167,6 +167,7 @@ def test_p99_within_is_the_p99s_own_width_and_defaults_to_within() -> None:
     assert got.stop_rule == StopRule(within=0.03, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1,
                                      p99_within=0.05)
     assert w(stop={"within": "3%"}).stop_rule.p99_within is None  # type: ignore[union-attr]
+    assert w(stop={"p99_within": None}).stop.p99_within is None  # type: ignore[union-attr]  (YAML null: the default)
     for given, text in (("0.1%", "0.1%"), (50, "50%"), ("12.5", "12.5%")):
         assert w(stop={"p99_within": given}).stop.p99_within == text  # type: ignore[union-attr]
 

@@ -132,8 +132,7 @@ class Watcher:
         self.p99s: dict[str, list[float | None]] = {}  # each interval's own p99 (for the correlation)
         self.lengths: list[float] = []  # every interval's length, to back-fill a direction that starts late
         self.seconds = 0.0
-        self.first: tuple[float, float] | None = None  # (seconds, widest relative half-width) at min
-        self.first_each: dict[str, float] = {}  # each figure's relative half-width at min
+        self._first: tuple[float, dict[str, float]] | None = None  # min's seconds, each figure's width then
         self.confident: Decision | None = None
 
     def add(self, interval: dict[str, Sample]) -> None:
@@ -178,6 +177,18 @@ class Watcher:
                 return False, f"{name} IOPS trend: {state.text().removeprefix('steady state not achieved: ')}"
         return True, ""
 
+    @property
+    def first(self) -> tuple[float, float] | None:
+        """The first stage: (seconds, widest relative half-width) at min; None before it."""
+        if self._first is None:
+            return None
+        return self._first[0], max(self._first[1].values())
+
+    @property
+    def first_each(self) -> dict[str, float]:
+        """Each figure's relative half-width at the first stage (empty before it)."""
+        return dict(self._first[1]) if self._first is not None else {}
+
     def two_stage(self) -> float | None:
         """The first stage's widest relative half-width carried to now: ``r0 * sqrt(n0 / n)``
         (None before the first stage)."""
@@ -189,10 +200,10 @@ class Watcher:
     def two_stage_short(self) -> bool:
         """Whether some figure's first-stage width, carried to now, is still wider than asked of it:
         with one width asked of all, the same as the widest being too wide."""
-        if self.first is None or self.seconds <= 0:
-            return True
-        scale = math.sqrt(self.first[0] / self.seconds)
-        return any(_over(r0 * scale, self.rule.asked(key)) for key, r0 in self.first_each.items())
+        assert self._first is not None  # judge asks once the first stage is taken (seconds >= min > 0)
+        n0, each = self._first
+        scale = math.sqrt(n0 / self.seconds)
+        return any(_over(r0 * scale, self.rule.asked(key)) for key, r0 in each.items())
 
     def judge(self) -> Decision:
         """Now, while the job runs: ``confident`` once the job has run as long as the first stage said,
@@ -231,8 +242,7 @@ class Watcher:
                 # a batch without I/O yet, or a p99 the drain could still decide: the first stage waits
                 # for it (its width is no spread to plan the run by)
                 return Decision("", self.seconds, widest, conf)
-            self.first = (self.seconds, widest)
-            self.first_each = {k: v.relative for k, v in figures.items() if v is not None}
+            self._first = (self.seconds, {k: v.relative for k, v in figures.items() if v is not None})
         reached = self.two_stage()
         assert reached is not None
         if self.two_stage_short():
@@ -244,12 +254,16 @@ class Watcher:
             return Decision("", self.seconds, reached, conf)
         ok, _why = self.steady()
         if ok:
-            # the asks are named when the p99 had its own: the width reported may then be wider than within
-            asked = self.rule.asked_text() if self.rule.p99_within is not None else ""
-            self.confident = Decision(CONFIDENT, self.seconds, reached, conf,
-                                      "; ".join(x for x in (asked, "" if self.rule.percentile else RATES_ONLY) if x))
+            self.confident = Decision(CONFIDENT, self.seconds, reached, conf, self._confident_detail())
             return self.confident
         return Decision("", self.seconds, reached, conf)
+
+    def _confident_detail(self) -> str:
+        """What a confident stop adds: that the p99 was not waited for, or both asks when the p99 had its
+        own (the width reported, the widest figure's, may then be wider than ``within``)."""
+        if not self.rule.percentile:
+            return RATES_ONLY
+        return self.rule.asked_text() if self.rule.p99_within is not None else ""
 
     def final(self) -> Decision:
         """How the job ended: ``confident`` when ``judge`` said so; else, at max, ``not steady`` when
