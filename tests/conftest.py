@@ -30,6 +30,15 @@ signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 
+# The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
+# test_fixtures.py checks the copy against shared/ when that folder is beside the clone.
+FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", Path(__file__).parent / "fixtures"))
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+FIO_FIXTURES = FIXTURES / "fio"
+
+needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts a small tmpfs)")
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Sweep what labs of a killed session left (their namespaces, users): see tests/lab_leftovers.py."""
@@ -40,15 +49,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         removed = sweep()
         if removed:
             print(f"lab leftovers of dead sessions removed: {', '.join(removed)}", file=sys.stderr)
-
-# The real fio outputs of shared/fixtures, vendored so the suite runs from any clone;
-# test_fixtures.py checks the copy against shared/ when that folder is beside the clone.
-FIXTURES = Path(os.environ.get("DISKBENCH_FIXTURES", Path(__file__).parent / "fixtures"))
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
-FIO_FIXTURES = FIXTURES / "fio"
-
-needs_fio = pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed")
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mounts a small tmpfs)")
 
 TINY_PROFILE = """\
 name: tiny
