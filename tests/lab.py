@@ -18,14 +18,28 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import lab_leftovers
-
 BLKIO = Path("/sys/fs/cgroup/blkio")
 SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+MARK = "diskbench-lab-"  # a lab's names: /run/<MARK><id>, its sudoers file, its users' comment
 
 
 def sh(*argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(list(argv), capture_output=True, text=True, check=check)
+
+
+def owner_mark() -> str:
+    """This process as a lab's owner: pid and start time (a pid alone can be reused); what
+    tests/lab_leftovers.py reads to tell a live lab from a killed session's."""
+    return f"{os.getpid()} {start_time(os.getpid())}"
+
+
+def start_time(pid: int) -> str:
+    """A process's start time (field 22 of its stat, in clock ticks); empty when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[1].split()[19]
 
 
 def lab_supported() -> str | None:
@@ -213,7 +227,7 @@ class Lab:
         # sshd reads authorized keys as the user logging in: keep them where any user can read.
         self.shared = Path(f"/run/diskbench-lab-{self.id}")
         self.shared.mkdir(mode=0o755)
-        (self.shared / "owner").write_text(lab_leftovers.owner_mark())  # see lab_leftovers
+        (self.shared / "owner").write_text(owner_mark())  # see lab_leftovers.py
         self.authorized_keys = self.shared / "authorized_keys"
         shutil.copy(f"{self.user_key}.pub", self.authorized_keys)
         self.authorized_keys.chmod(0o644)
@@ -224,7 +238,7 @@ class Lab:
     def add_user(self, name: str) -> str:
         """A plain local user (no sudo): another person on the lab's hosts; removed in close()."""
         sh("useradd", "--no-create-home", "--shell", "/bin/sh", "--password", "*",
-           "--comment", f"{lab_leftovers.COMMENT}{self.id}", name)
+           "--comment", f"{MARK}{self.id}", name)
         self.users.append(name)
         return name
 
@@ -317,7 +331,7 @@ def _free_id() -> tuple[str, tuple[int, int]]:
     """A new lab id and its /24 in 198.18.0.0/15, neither held by another lab nor by an address on
     this machine (two labs on one subnet would route each other's hosts away)."""
     addresses = [a for line in sh("ip", "-br", "-4", "addr").stdout.splitlines() for a in line.split()[2:]]
-    held = {p.name.removeprefix(lab_leftovers.COMMENT) for p in Path("/run").glob(f"{lab_leftovers.COMMENT}*")}
+    held = {p.name.removeprefix(MARK) for p in Path("/run").glob(f"{MARK}*")}
     held_subnets = {_subnet_of(h) for h in held}
     for _ in range(1000):
         lab_id = secrets.token_hex(2)

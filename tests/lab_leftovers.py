@@ -10,46 +10,29 @@ pytest, a mutation run) are left alone.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import time
+from functools import partial
 from pathlib import Path
+
+from .lab import BLKIO, MARK, sh, start_time
 
 RUN = Path("/run")
 SUDOERS = Path("/etc/sudoers.d")
-BLKIO = Path("/sys/fs/cgroup/blkio")
-COMMENT = "diskbench-lab-"
-
-
-def _sh(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(argv), capture_output=True, text=True, check=False)
-
-
-def owner_mark() -> str:
-    """This process as an owner: pid and start time (a pid alone can be reused)."""
-    return f"{os.getpid()} {_start_time(os.getpid())}"
-
-
-def _start_time(pid: int) -> str:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22, starttime
+_sh = partial(sh, check=False)
 
 
 def live_lab_ids() -> set[str]:
     """Labs whose owner still runs."""
     live = set()
-    for shared in RUN.glob(f"{COMMENT}*"):
+    for shared in RUN.glob(f"{MARK}*"):
         owner = shared / "owner"
         mark = owner.read_text().split() if owner.exists() else []
-        alive = len(mark) == 2 and mark[0].isdigit() and _start_time(int(mark[0])) == mark[1]
+        alive = len(mark) == 2 and mark[0].isdigit() and start_time(int(mark[0])) == mark[1]
         being_made = not owner.exists() and time.time() - shared.stat().st_mtime < 60
         if alive or being_made:
-            live.add(shared.name.removeprefix(COMMENT))
+            live.add(shared.name.removeprefix(MARK))
     return live
 
 
@@ -64,26 +47,26 @@ def sweep(live: set[str] | None = None) -> list[str]:
                 _sh("kill", "-KILL", pid)
             _sh("ip", "netns", "del", ns)  # its veth peer goes with it, and so the pair
             removed.append(f"netns {ns}")
-    for sudoers in SUDOERS.glob(f"{COMMENT}*"):
-        if sudoers.name.removeprefix(COMMENT) not in live:
-            user = sudoers.read_text().split()[0] if sudoers.read_text().strip() else ""
-            if user:
-                removed += _remove_user(user)
+    for sudoers in SUDOERS.glob(f"{MARK}*"):
+        if sudoers.name.removeprefix(MARK) not in live:
+            names = sudoers.read_text().split()
+            if names:
+                removed += _remove_user(names[0])
             sudoers.unlink()
             removed.append(f"sudoers {sudoers.name}")
     for line in Path("/etc/passwd").read_text().splitlines():
         name, _, _, _, gecos = (line.split(":") + [""] * 5)[:5]
-        if gecos.startswith(COMMENT) and gecos.removeprefix(COMMENT) not in live:
+        if gecos.startswith(MARK) and gecos.removeprefix(MARK) not in live:
             removed += _remove_user(name)
-    for cgroup in BLKIO.glob(f"{COMMENT}*") if BLKIO.exists() else []:
-        if cgroup.name.removeprefix(COMMENT).split("-")[0] not in live:
+    for cgroup in BLKIO.glob(f"{MARK}*") if BLKIO.exists() else []:
+        if cgroup.name.removeprefix(MARK).split("-")[0] not in live:
             try:
                 cgroup.rmdir()
                 removed.append(f"cgroup {cgroup.name}")
             except OSError:
                 pass  # still holds a process: left for its owner or the next sweep
-    for shared in RUN.glob(f"{COMMENT}*"):
-        if shared.name.removeprefix(COMMENT) not in live:
+    for shared in RUN.glob(f"{MARK}*"):
+        if shared.name.removeprefix(MARK) not in live:
             shutil.rmtree(shared, ignore_errors=True)
             removed.append(f"{shared}")
     return removed

@@ -160,7 +160,7 @@ class Watcher:
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
                 out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight)
-                if closely and (got is None or _over(got.relative, self.rule.asked(key))):
+                if closely and self._short_of(key, got):
                     return out
         return out
 
@@ -176,6 +176,10 @@ class Watcher:
             if not state.achieved:
                 return False, f"{name} IOPS trend: {state.text().removeprefix('steady state not achieved: ')}"
         return True, ""
+
+    def _short_of(self, key: str, got: Interval | None) -> bool:
+        """Whether a figure is not known as closely as asked of it (not known at all, or wider)."""
+        return got is None or _over(got.relative, self.rule.asked(key))
 
     @property
     def first(self) -> tuple[float, float] | None:
@@ -250,7 +254,7 @@ class Watcher:
         figures = self.figures(closely=True)
         whole = _widest(figures)
         reached = max(reached, whole if whole is not None else math.inf)
-        if whole is None or any(v is None or _over(v.relative, self.rule.asked(k)) for k, v in figures.items()):
+        if whole is None or any(self._short_of(k, v) for k, v in figures.items()):
             return Decision("", self.seconds, reached, conf)
         ok, _why = self.steady()
         if ok:

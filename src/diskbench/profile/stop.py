@@ -87,11 +87,15 @@ class Stop(BaseModel):
     def rule(self, runtime_s: float, in_flight: int) -> StopRule:
         """The rule for a job whose runtime (its maximum) is ``runtime_s`` and which keeps ``in_flight``
         I/Os in flight."""
-        return StopRule(within=float(self.within.removesuffix("%")) / 100,
-                        confidence=float(self.confidence.removesuffix("%")) / 100,
+        return StopRule(within=_fraction(self.within), confidence=_fraction(self.confidence),
                         min_s=parse_duration(self.min) if self.min else min(parse_duration(MIN), runtime_s),
                         max_s=runtime_s, in_flight=in_flight,
-                        p99_within=float(self.p99_within.removesuffix("%")) / 100 if self.p99_within else None)
+                        p99_within=_fraction(self.p99_within) if self.p99_within else None)
+
+
+def _fraction(percent: str) -> float:
+    """A percentage as ``_percent`` keeps it (``2.5%``) as a fraction (0.025)."""
+    return float(percent.removesuffix("%")) / 100
 
 
 def stop_value(v: Any) -> Any:
