@@ -235,9 +235,10 @@ def test_a_job_that_runs_to_max_keeps_the_first_stages_width() -> None:
 
 
 def test_never_before_min() -> None:
+    """Never before min (12 s), and only where the five batches hold every second: at 15 s."""
     rule = StopRule(within=0.05, confidence=0.95, min_s=12, max_s=60)
     w = _run(rule, np.full(60, 5000.0))
-    assert w.seconds == 12 and w.judge().reason == CONFIDENT
+    assert w.seconds == 15 and w.judge().reason == CONFIDENT
 
 
 # --- the arithmetic under the intervals, case by case ----------------------------------------------

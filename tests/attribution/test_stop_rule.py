@@ -594,12 +594,27 @@ def test_the_drain_widening_at_its_edges() -> None:
 
 def test_a_job_whose_drain_outnumbers_the_tail_runs_on_until_it_does_not() -> None:
     """1,000 I/Os a second at 100 us, 64 in flight (96 to drain): at 9 s (9,000 I/Os) 96 is more than
-    9,000 / 99 of them, so the p99 is not known; the job goes on and stops once the seconds hold
-    99 * 96 = 9,504 I/Os: at 10 s."""
+    9,000 / 99 of them, so the p99 is not known (at 5 s, where the batches hold every second, the
+    whole run's check says so); the job goes on and stops once the seconds hold 99 * 96 = 9,504 I/Os:
+    at 10 s. Its first stage is at min (5 s), from the spread alone (none here)."""
     w = Watcher(StopRule(0.02, 0.95, 5, 60, in_flight=64))
     said = _feed(w, [Sample(1.0, 1000, 4_000_000, {100: 1000})] * 10)
-    assert [d.reason for d in said[4:9]] == [""] * 5 and said[8].reached == math.inf
-    assert (said[9].reason, said[9].seconds) == (CONFIDENT, 10.0) and w.first is not None and w.first[0] == 10.0
+    assert [d.reason for d in said[4:9]] == [""] * 5 and said[4].reached == math.inf
+    assert (said[9].reason, said[9].seconds) == (CONFIDENT, 10.0) and w.first == (5.0, 0.0)
+
+
+def test_the_drain_plans_no_stage_it_only_holds_the_stop() -> None:
+    """Every second 1,000 I/Os, 995 at 100 us and 5 at 300 us, 40 in flight (60 to drain): the p99 is 100
+    with no spread, but the drain reaches the 99 + 6,000 / n th percentile, in the 300 bin while it is past
+    99.5 (n under 12,000). The first stage (10 s) plans from the spread alone, so the job stops once the
+    drain cannot move the p99, at 15 s (the first second past 12 s where the five batches hold every
+    second); carried as a spread, the drain's +-200% at 10 s would have planned 10 * (200 / 2)^2 s and
+    run to max."""
+    w = Watcher(StopRule(0.02, 0.95, 10, 60, in_flight=40))
+    said = _feed(w, [Sample(1.0, 1000, 4_000_000, {100: 995, 300: 5})] * 60)
+    assert w.first == (10.0, 0.0)
+    assert [d.reason for d in said[9:14]] == [""] * 5 and said[9].reached == pytest.approx(2.0)
+    assert (said[14].reason, said[14].seconds, said[14].reached) == (CONFIDENT, 15.0, 0.0)
 
 
 def test_a_head_is_counted_second_by_second_from_the_median_rate() -> None:

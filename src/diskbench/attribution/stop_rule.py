@@ -148,10 +148,11 @@ class Watcher:
         self.lengths.append(length)
         self.seconds += length
 
-    def figures(self, closely: bool = False) -> dict[str, Interval | None]:
+    def figures(self, closely: bool = False, drain: bool = True) -> dict[str, Interval | None]:
         """Each figure's interval now over the whole run so far (``read iops``, ``read MB/s``,
         ``read p99``, ...); None: not yet known. With ``closely``, it stops at the first figure not
-        known as closely as asked (the histograms are only merged once the rates are known)."""
+        known as closely as asked (the histograms are only merged once the rates are known); without
+        ``drain``, the p99's is its spread alone (``drain_widened`` left out: the first stage's)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
         for name, samples in sorted(self.series.items()):
@@ -159,7 +160,8 @@ class Watcher:
                 continue
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
-                out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight)
+                in_flight = self.rule.in_flight if drain else 0
+                out[key] = got = _figure(key, samples, self.p99s[name], conf, in_flight)
                 if closely and self._short_of(key, got):
                     return out
         return out
@@ -232,6 +234,18 @@ class Watcher:
         batches over everything so far, as large as they can be) are within ``within``: the width
         reported is the wider of the two.
 
+        The job stops only where the five batches hold every interval so far (their count a multiple
+        of five): ``batch_bounds`` leaves up to four of the oldest out, but fio's figures count them,
+        and the oldest are where a head lies (a ramp that ended on burst credits, a job's slow first
+        I/Os: engines/fio/live.py has what leaving the first second out cost in the lab).
+
+        The first stage's p99 is its spread alone: what the I/Os in flight at the stop can add
+        (``drain_widened``) bounds a bias, not a spread. It shrinks as one over the I/Os, not as one
+        over their square root, so carried as ``r0 * sqrt(n0 / n)`` it would plan a run far longer
+        than it needs (a 4 x QD4 read at a 110-IOPS cap, its p99 within +-1% from 31 s, ran 53 s on
+        the width the drain gave it when it first became finite). The whole run's check holds the
+        p99 with the drain, so the job still runs until the drain cannot move it past what was asked.
+
         With a ``p99_within`` of its own, each figure is held to its own width in both stages (the
         job runs until the first stage's spread of every figure gives what was asked of it); the
         width reported stays the widest of all figures, so it may be the p99's, wider than
@@ -240,16 +254,18 @@ class Watcher:
         if self.seconds + 1e-9 < self.rule.min_s:
             return Decision("", self.seconds, None, conf)
         if self.first is None:
-            figures = self.figures()
+            figures = self.figures(drain=False)
             widest = _widest(figures)
             if widest is None or math.isinf(widest):
-                # a batch without I/O yet, or a p99 the drain could still decide: the first stage waits
-                # for it (its width is no spread to plan the run by)
+                # a batch without I/O yet (or a figure whose center is 0): the first stage waits for it
+                # (its width is no spread to plan the run by)
                 return Decision("", self.seconds, widest, conf)
             self._first = (self.seconds, {k: v.relative for k, v in figures.items() if v is not None})
         reached = self.two_stage()
         assert reached is not None
-        if self.two_stage_short():
+        if self.two_stage_short() or len(self.lengths) % BATCHES:
+            # the whole run's check only where its five batches hold every interval: fio's figures
+            # count the oldest ones too (batch_bounds drops up to four of them)
             return Decision("", self.seconds, reached, conf)
         figures = self.figures(closely=True)
         whole = _widest(figures)

@@ -9,7 +9,12 @@ every job of the file: I/Os, bytes, and the histogram's bins.
 
 fio resets its figures when ``ramp_time`` ends (the run time drops): what came before is the
 ramp and is dropped. A document that arrives while the ramp may still run (up to ``ramp_s`` + 1 s
-after the start, fio's ``elapsed``) only becomes a baseline, never an interval.
+after the start, fio's ``elapsed``) only becomes a baseline, never an interval. The first document
+of the measured run (the job's first, or the first after the reset) is an interval from zero: fio's
+final figures count its I/Os, so the stop rule must see them (taken as a baseline, the first second
+after a ramp that ended on burst credits, 573 I/Os where the rest ran 330, and a QD1 job's slow first
+second were in fio's figures but in none of the rule's: it stopped at 10 s on the steady rest, and fio
+read 4.9% more IOPS and a 9.4% higher p99 than the fixed run).
 """
 
 from __future__ import annotations
@@ -109,5 +114,7 @@ class FioLive(Live):
         if ramping and (before is None or now.runtime_ms >= before.runtime_ms):
             return None  # the ramp may still run: a baseline only
         if before is None or now.runtime_ms < before.runtime_ms:
-            return None  # the first document, or fio's reset at the end of the ramp
+            # the first document, or the first since fio's reset at the end of the ramp: what it holds
+            # was measured since the (re)start, and fio's final figures count it
+            return interval(_Totals(0, 0), now)
         return interval(before, now)
