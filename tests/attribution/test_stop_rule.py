@@ -617,6 +617,15 @@ def test_the_drain_plans_no_stage_it_only_holds_the_stop() -> None:
     assert (said[14].reason, said[14].seconds, said[14].reached) == (CONFIDENT, 15.0, 0.0)
 
 
+def test_a_head_shorter_than_a_second_is_named_as_such() -> None:
+    """fio's first document can come a part of a second into the run (its first interval then is that
+    part): a 0.3 s head at 2,000 IOPS reads as 0.3 s, not 0 s, and its ramp is 2 s."""
+    w = Watcher(StopRule(0.0001, 0.95, 30, 30))
+    _feed(w, [Sample(0.3, 600, 600 * 4096, {100: 600})] + [_second(550)] * 30)
+    assert w.final().detail.endswith("read's first 0.3 s ran at 2,000 IOPS, the rest at 550: ramp_time: 2s "
+                                     "leaves them out")
+
+
 def test_a_head_is_counted_second_by_second_from_the_median_rate() -> None:
     """A 3 s head is named as 3 s (ramp 4s); a second exactly 20% off the median is not a head (more than
     HEAD_OFF is); two half-second intervals at the rate of the rest are none (the rate is I/Os over

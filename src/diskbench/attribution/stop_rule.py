@@ -318,7 +318,8 @@ class Watcher:
             head = leading_head(samples)
             if head is not None:
                 seconds, head_rate, rest_rate = head
-                return (f"{name}'s first {seconds:.0f} s ran at {head_rate:,.0f} IOPS, the rest at "
+                took = f"{seconds:.0f}" if seconds >= 1 else f"{seconds:.1g}"  # a first document's part second
+                return (f"{name}'s first {took} s ran at {head_rate:,.0f} IOPS, the rest at "
                         f"{rest_rate:,.0f}: ramp_time: {math.ceil(seconds) + 1}s leaves them out")
         return ""
 
