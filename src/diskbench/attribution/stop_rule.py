@@ -155,12 +155,12 @@ class Watcher:
         ``drain``, the p99's is its spread alone (``drain_widened`` left out: the first stage's)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
+        in_flight = self.rule.in_flight if drain else 0
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
-                in_flight = self.rule.in_flight if drain else 0
                 out[key] = got = _figure(key, samples, self.p99s[name], conf, in_flight)
                 if closely and self._short_of(key, got):
                     return out
