@@ -592,6 +592,23 @@ def test_the_drain_widening_at_its_edges() -> None:
     assert drain_widened(got, exact, 2) is got
 
 
+def test_the_first_stage_leaves_even_one_io_in_flight_out() -> None:
+    """100 I/Os a second, 99 at 100 us and 1 at 300 us: the p99 is the 100 bin with no spread, but one I/O
+    in flight drains 1.5, the 99 + 150 / 1,000 = 99.15th percentile at 10 s, the 300 bin. The first stage
+    plans from the spread alone (0), not from that +-200%; the whole run's check keeps the job going."""
+    w = Watcher(StopRule(0.02, 0.95, 10, 60, in_flight=1))
+    said = _feed(w, [Sample(1.0, 100, 409_600, {100: 99, 300: 1})] * 10)
+    assert w.first == (10.0, 0.0) and said[-1].reason == "" and said[-1].reached == pytest.approx(2.0)
+
+
+def test_the_first_stage_waits_for_a_figure_whose_center_is_zero() -> None:
+    """I/Os reported without bytes: the MB/s is 0, its relative width infinite; the first stage is not
+    taken on it, and the watcher says so (the width not known)."""
+    w = Watcher(StopRule(0.02, 0.95, 5, 60))
+    said = _feed(w, [Sample(1.0, 1000, 0, {100: 1000})] * 5)
+    assert w.first is None and said[-1].reason == "" and said[-1].reached == math.inf
+
+
 def test_a_job_whose_drain_outnumbers_the_tail_runs_on_until_it_does_not() -> None:
     """1,000 I/Os a second at 100 us, 64 in flight (96 to drain): at 9 s (9,000 I/Os) 96 is more than
     9,000 / 99 of them, so the p99 is not known (at 5 s, where the batches hold every second, the
@@ -624,6 +641,13 @@ def test_a_head_shorter_than_a_second_is_named_as_such() -> None:
     _feed(w, [Sample(0.3, 600, 600 * 4096, {100: 600})] + [_second(550)] * 30)
     assert w.final().detail.endswith("read's first 0.3 s ran at 2,000 IOPS, the rest at 550: ramp_time: 2s "
                                      "leaves them out")
+
+
+def test_a_head_of_ten_seconds_or_more_is_named_in_whole_seconds() -> None:
+    """12 s at 1,700 IOPS in a 40 s run (at most a third) reads "first 12 s", not one digit ("1e+01")."""
+    w = Watcher(StopRule(0.0001, 0.95, 40, 40))
+    _feed(w, _burst_head(12, 40))
+    assert "read's first 12 s ran at 1,700 IOPS" in w.final().detail
 
 
 def test_a_head_is_counted_second_by_second_from_the_median_rate() -> None:
