@@ -153,6 +153,21 @@ class LabHost:
             self.proc.wait(timeout=10)
             self.proc = None
 
+    def go_silent(self) -> None:
+        """Like a VM that froze or lost its network: its side of the link goes down, so what is
+        sent to it vanishes without an answer (no reset, no refusal) while its processes run on."""
+        sh("ip", "netns", "exec", self.ns, "ip", "link", "set", f"{self.veth}p", "down")
+
+    def answer_again(self) -> None:
+        """The link back up after ``go_silent``."""
+        sh("ip", "netns", "exec", self.ns, "ip", "link", "set", f"{self.veth}p", "up")
+
+    def kill_all(self) -> None:
+        """Every process left in this host's network namespace (fio that nobody could stop)."""
+        for pid in sh("ip", "netns", "pids", self.ns, check=False).stdout.split():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+
     @property
     def bin_dir(self) -> Path:
         """First on the PATH of this host's SSH sessions; readable by every lab user."""
@@ -302,6 +317,7 @@ class Lab:
         for host in self.hosts:
             with contextlib.suppress(Exception):  # keep cleaning up
                 host.kill_sshd()
+            host.kill_all()
         _unmount_and_stop(self.loops)
         for host in self.hosts:
             sh("ip", "netns", "del", host.ns, check=False)

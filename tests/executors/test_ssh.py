@@ -226,6 +226,49 @@ def test_ctrl_c_on_a_remote_run_stops_fio_and_resume_finishes(lab: Lab, db: Path
     assert [r.workload for r in Store(db).get_results(run_row["id"])] == ["first", "long", "last"]
 
 
+def test_sigterm_while_the_host_is_silent_exits_at_once(lab: Lab, db: Path, tmp_path: Path) -> None:
+    """A host that stops answering mid-job (a frozen VM, a cut network) must not hold a stopped
+    run: fio cannot be reached to be stopped, so diskbench says so and leaves, keeping the run."""
+    host = lab.add_host()
+    profile = write_profile(tmp_path / "p.yaml", [host.profile_host()], [
+        {"name": "long", "rw": "randread", "bs": "4k", "runtime": "120s"}])
+    proc = start_diskbench("run", "--profile", str(profile), "--known-hosts", str(lab.known_hosts), db=db)
+    wait_for_job(db, "long")
+    time.sleep(2)
+    host.go_silent()
+    started = time.monotonic()
+    code, stderr = finish(proc, signal.SIGTERM, timeout=90)
+    took = time.monotonic() - started
+    assert code == 130, stderr
+    # Bound: the stop's SSH attempt is given STOP_TIMEOUT_S (10 s) before it is abandoned, and
+    # the job's own wait (the runtime, 120 s) must not be waited out; 25 s leaves 15 s for the
+    # teardown and the interpreter's exit on a loaded machine.
+    assert took < 25, (took, stderr)
+    said = [line for line in stderr.splitlines() if line.startswith("lab0: ")][1:]
+    assert said[0] == ("lab0: no answer within 10 s, so fio could not be stopped there; it may run on "
+                       "until its runtime ends"), stderr
+    # once: the workspace it could not remove is named, its host's state said once, not again
+    assert len(said) == 2 and "could not remove its workspace /tmp/diskbench-" in said[1], stderr
+    assert "diskbench resume" in stderr.splitlines()[-1]
+    run_row = Store(db).list_runs()[0]
+    assert run_row["status"] == "interrupted"
+    (job,) = Store(db).get_jobs(run_row["id"])
+    assert (job["status"], job["message"]) == ("interrupted", "lab0: the host stopped answering")
+    # what it could not undo is in the journal: once the host answers again, cleanup removes it
+    workspace = Path(said[1].split("workspace ")[1].split()[0])
+    assert workspace.is_dir()
+    host.kill_sshd()
+    host.kill_all()  # fio there was out of reach
+    host.answer_again()
+    host.start_sshd()
+    cleaned = diskbench("cleanup", "--provider", "hosts", "--run", run_row["id"], db=db, timeout=120)
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert not workspace.exists(), cleaned.stderr
+    kinds = {e["kind"]: e["what"] for e in Store(db).prepared(run_row["id"])}
+    assert set(kinds) >= {"workspace", "scratch"} and not Path(kinds["scratch"]).exists(), (kinds, cleaned.stdout)
+    assert Store(db).prepared(run_row["id"], open_only=True) == []
+
+
 def test_host_keys_are_checked_before_any_authentication(lab: Lab, db: Path, tmp_path: Path) -> None:
     """An unknown or changed key ends the connection before a credential reaches the server."""
     host = lab.add_host(trusted=False)

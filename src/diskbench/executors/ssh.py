@@ -33,6 +33,10 @@ from .ssh_session import Reply, SessionTimeout, ShellSession
 from .sshconfig import Route, resolve, tried
 
 RECONNECT_EVERY_S = 1.0
+# A stop (Ctrl-C, SIGTERM, an adaptive stop) that the host does not answer within this long is
+# taken to mean the host is gone (frozen, its network cut): a stopped run must not wait out the
+# job's own timeout, nor each later command's.
+STOP_TIMEOUT_S = 10.0
 T = TypeVar("T")
 KILLED = -9
 # paramiko logs every failed reconnect with a traceback; diskbench reports them itself.
@@ -43,6 +47,11 @@ _TRANSIENT = (paramiko.SSHException, socket.error, EOFError, OSError)
 
 class NoSftp(Exception):
     """The host's sshd offers no SFTP subsystem; files then go over the exec channel."""
+
+
+class HostGone(ExecutionError):
+    """The host did not answer a stop: nothing more is asked of it by this executor, so each later
+    command fails at once instead of waiting out its own timeout (and is not retried)."""
 
 
 class SSHExecutor(Executor):
@@ -67,19 +76,44 @@ class SSHExecutor(Executor):
         self._work_root: str | None = None  # made on first use (Shell.make_workspace)
         self._pid: str | None = None
         self._work: str | None = None  # the workspace of the command being followed
+        self._following: str | None = None  # the name of the command being followed, for messages
+        self._gone: str | None = None  # HostGone's message, once the host was given up
         self._session: ShellSession | None = None
         self._session_lock = threading.Lock()
         self.channels = 0  # exec and SFTP channels opened (the host's sshd sees one session each)
 
     def interrupt(self) -> None:
-        pid = self._pid or (self._read_pid(self._work) if self._work else None)
+        """Stop the command being followed the platform's way. A host that does not answer within
+        ``STOP_TIMEOUT_S`` is given up: its connection closes, the follow ends, and the user is told
+        that the engine may run on there until its runtime ends."""
+        work, what = self._work, self._following
+        if work is None or self._gone is not None:
+            return
+        try:
+            # First a read that answers at once on a live host (the stop itself may rightly take
+            # longer: SIGINT, then up to 10 s for the engine's last words before SIGKILL).
+            pid = self._read_pid(work, timeout=STOP_TIMEOUT_S, strict=True) or self._pid
+        except ExecutionError:
+            self._give_up(f"{self.name}: no answer within {STOP_TIMEOUT_S:.0f} s, so {what} could not be "
+                          "stopped there; it may run on until its runtime ends")
+            return
         if pid:
             self._kill(pid)
+
+    def _give_up(self, why: str) -> None:
+        """Say ``why``; from now on every command on this host fails at once (HostGone), and a follow
+        blocked on the connection ends as it closes."""
+        self._gone = f"{self.name}: the host stopped answering"
+        self.on_event(why)
+        with contextlib.suppress(Exception):  # a dead link may fail its own close
+            self.close()
 
     # --- connection -------------------------------------------------------------------------
     def connect(self) -> SSHExecutor:
         """Connect as ssh would (~/.ssh/config, ProxyJump, the agent and default keys), the host key
         checked before any credential is offered; each failure says which of the three it is."""
+        if self._gone is not None:
+            raise HostGone(self._gone)
         route = resolve(self.host)
         for key_file in route.identities if self.host.key_file else []:
             check_key_file(key_file, self.name)
@@ -213,6 +247,8 @@ class SSHExecutor(Executor):
         self._client = self._sftp = self._session = None
 
     def _live(self) -> paramiko.SSHClient:
+        if self._gone is not None:
+            raise HostGone(self._gone)
         transport = self._client.get_transport() if self._client else None
         if transport is None or not transport.is_active():
             self.close()
@@ -256,8 +292,8 @@ class SSHExecutor(Executor):
                 except ExecutionError as again:
                     if isinstance(again, HostKeyError):
                         raise
-            except ExecutionError:
-                if time.monotonic() > deadline:
+            except ExecutionError as exc:
+                if isinstance(exc, HostGone) or time.monotonic() > deadline:
                     raise
                 time.sleep(RECONNECT_EVERY_S)
 
@@ -422,7 +458,7 @@ class SSHExecutor(Executor):
         deadline = time.monotonic() + timeout
         received, rc, reconnected = 0, None, False
         pid: str | None = None
-        self._work = work
+        self._work, self._following = work, os.path.basename(argv[0])
         with open(stdout_path, "wb") as local_out:
             while rc is None:
                 if reconnected and pid is None:  # a follow cut short before its pid was seen
@@ -445,7 +481,7 @@ class SSHExecutor(Executor):
                     if time.monotonic() > deadline:
                         self.interrupt()
                         rc = TIMED_OUT  # stopped by this timeout, not killed from outside
-        self._pid = self._work = None
+        self._pid = self._work = self._following = None
         wanted = [(f"{work}/stderr.txt", stderr_path)]
         if reconnected:  # what was streamed may have gaps; the host's file has it all
             wanted.append((f"{work}/stdout.txt", stdout_path))
@@ -453,14 +489,17 @@ class SSHExecutor(Executor):
             stderr_path.write_bytes(b"")
         return rc
 
-    def _read_pid(self, work: str) -> str | None:
+    def _read_pid(self, work: str, *, timeout: float = 30, strict: bool = False) -> str | None:
         """The running wrapper's pid from its file on the host (the session shell hands the pid
-        back only when the follow ends)."""
-        with contextlib.suppress(ExecutionError):
-            out = self.shell(f"cat {self.sh.quote(work)}/pid", timeout=30)
-            if out.returncode == 0 and out.stdout.strip().isdigit():
-                return out.stdout.strip()
-        return None
+        back only when the follow ends); None when there is none yet, or (unless ``strict``, which
+        raises) when the host did not answer."""
+        try:
+            out = self.shell(f"cat {self.sh.quote(work)}/pid", timeout=timeout)
+        except ExecutionError:
+            if strict:
+                raise
+            return None
+        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip().isdigit() else None
 
     def _follow_in_session(self, cmd: str, local_out: io.BufferedWriter, on_output: Callable[[str], None],
                            received: int, deadline: float) -> tuple[int, int | None, str | None] | None:
@@ -481,10 +520,7 @@ class SSHExecutor(Executor):
         except TimeoutError:
             return seen[0], None, None  # the deadline passed: the caller stops the command
         except (*_TRANSIENT, ExecutionError) as exc:
-            if isinstance(exc, HostKeyError):
-                raise
-            self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
-            self._reconnect_until(deadline)
+            self._lost(exc, deadline)
             return seen[0], None, None
         if err is None:
             return None
@@ -519,6 +555,8 @@ class SSHExecutor(Executor):
                         raise EOFError("transport closed") from None
                     continue
                 if not chunk:
+                    if self._gone is not None:  # the channel closed with the connection, not at the end
+                        raise HostGone(self._gone)
                     break
                 local_out.write(chunk)
                 received += len(chunk)
@@ -531,15 +569,22 @@ class SSHExecutor(Executor):
             rc = _exit_code(err)
             return received, rc, pid
         except (*_TRANSIENT, ExecutionError) as exc:
-            if isinstance(exc, HostKeyError):
-                raise
-            self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
-            self._reconnect_until(deadline)
+            self._lost(exc, deadline)
             return received, None, pid
+
+    def _lost(self, exc: BaseException, deadline: float) -> None:
+        """A follow's connection failed: reconnect until ``deadline``, unless the host's key is
+        wrong or a stop gave the host up (then the connection was closed on purpose)."""
+        if isinstance(exc, (HostKeyError, HostGone)):
+            raise exc
+        if self._gone is not None:
+            raise HostGone(self._gone) from None
+        self.on_event(f"{self.name}: connection lost while fio runs ({exc}); reconnecting")
+        self._reconnect_until(deadline)
 
     def _reconnect_until(self, deadline: float) -> None:
         self.close()
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self._gone is None:
             time.sleep(RECONNECT_EVERY_S)
             try:
                 self.connect()

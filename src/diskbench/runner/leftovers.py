@@ -153,7 +153,8 @@ def clean(store: Store, *, run_id: str | None, dry_run: bool, line: Callable[[st
 def _reach(host: str, run: dict[str, Any], store: Store, known_hosts: str | None,
            line: Callable[[str], None]) -> Executor:
     """This machine, or an SSH host of the run's profile or ``--host`` list, its key verified as a
-    run verifies it (the user's known_hosts and diskbench's own)."""
+    run verifies it (the user's known_hosts, or the run's own ``--known-hosts`` as resume takes it,
+    and diskbench's own)."""
     if host == LOCAL:
         from ..executors.local import LocalExecutor
 
@@ -169,5 +170,6 @@ def _reach(host: str, run: dict[str, Any], store: Store, known_hosts: str | None
     if found is None:
         raise ExecutionError(f"{host} was made by a cloud provider or is not in run {run['id']}'s profile",
                              hint="a machine the run created is deleted with its cloud resources")
-    trust = HostKeyTrust(known_hosts=known_hosts, diskbench_known_hosts=store.path.parent / "known_hosts")
+    trust = HostKeyTrust(known_hosts=known_hosts or run["options"].get("known_hosts"),
+                         diskbench_known_hosts=store.path.parent / "known_hosts")
     return SSHExecutor(found, trust, on_event=line).connect()

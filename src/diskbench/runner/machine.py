@@ -117,10 +117,15 @@ class MachineWork:
         for where in self.prepared.values():
             where.release()
         root = ex.workspace_root()
-        if root is not None:  # a remote host: its copies of job files and outputs
-            platform.remove_workspace(ex, root)
-            self.journal.undone(self.workspace_entry)
-        ex.close()
+        try:
+            if root is not None:  # a remote host: its copies of job files and outputs
+                platform.remove_workspace(ex, root)
+                self.journal.undone(self.workspace_entry)
+        except DiskbenchError as exc:  # the journal keeps it: resume or `cleanup` removes it later
+            self.ui.line(f"{self.machine}: could not remove its workspace {root} ({exc}); resume or "
+                         "`diskbench cleanup --provider hosts` removes it later")
+        finally:
+            ex.close()
 
     # --- before the units -------------------------------------------------------------------
     def _recover(self, ex: Executor, platform: Platform) -> None:

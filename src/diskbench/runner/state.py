@@ -55,12 +55,16 @@ class RunState:
         return self._stop.is_set()
 
     def interrupt(self) -> None:
-        """Stop the run: no unit starts, and every engine running now is stopped as Ctrl-C would."""
+        """Stop the run: no unit starts, and every engine running now is stopped as Ctrl-C would,
+        all at once (a host that does not answer costs its own wait, not everyone's)."""
         self._stop.set()
         with self._lock:
             running = list(self._active)
-        for ex in running:
-            ex.interrupt()
+        stoppers = [threading.Thread(target=ex.interrupt, name=f"stop-{ex.name}", daemon=True) for ex in running]
+        for thread in stoppers:
+            thread.start()
+        for thread in stoppers:
+            thread.join()
 
     @contextmanager
     def active(self, ex: Executor) -> Iterator[Executor]:
@@ -155,8 +159,15 @@ class RunState:
             self.ui.line(f"FAILED: {message}")
 
     def fail_unfinished(self, jobs: list[Unit], error: DiskbenchError | str) -> None:
-        """What stopped a machine or client group (its connection, its preparation) fails the units it left."""
+        """What stopped a machine or client group (its connection, its preparation) fails the units it
+        left; after Ctrl-C the unit it cut short was interrupted (resume runs it), not failed."""
         status = {j["key"]: j["status"] for j in self.store.get_jobs(self.run_id)}
+        if self.stopped:
+            for job in jobs:
+                if status.get(job.key) == "running":
+                    self.store.update_job(self.run_id, job.key, status="interrupted", finished=now_iso(),
+                                          message=str(error))
+            return
         self.fail([j for j in jobs if status.get(j.key, "pending") in ("pending", "running")], error)
 
 
