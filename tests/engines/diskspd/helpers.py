@@ -1,7 +1,8 @@
 """Paths of the vendored DiskSpd fixtures, and a DiskSpd 2.2 XML writer for cases no real file covers.
 
-No public DiskSpd 2.2 ``-Rxml`` output exists (fixtures/diskspd/README.md), and none of the real
-files has several targets; :func:`xml_2_2` writes documents in the 2.2 layout described in
+No public DiskSpd 2.2 ``-Rxml`` output exists (fixtures/diskspd/README.md); fixtures/diskspd-wine holds
+real ones made here (DiskSpd 2.2.0 built from Microsoft's source, run under Wine: its README). None of
+the real files has several targets; :func:`xml_2_2` writes documents in the 2.2 layout described in
 fixtures/diskspd/SCHEMA-2.2.md (2-space indent, ``<Latency>`` bucket-count attributes,
 Socket/Node/Core per CPU) from given counters.
 """
@@ -9,6 +10,7 @@ Socket/Node/Core per CPU) from given counters.
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,13 +19,22 @@ REPO = HERE.parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "diskspd"
 SHARED_CANDIDATES = (REPO.parent / "shared" / "fixtures" / "diskspd", Path("/work/shared/fixtures/diskspd"))
 
-XML_FILES = sorted((FIXTURES / "windows" / "xml").glob("*.xml"))
+WINE = REPO / "tests" / "fixtures" / "diskspd-wine"  # real DiskSpd 2.2.0 -Rxml, the segments of one job
+WINE_FILES = sorted(WINE.glob("*.xml"))
+XML_FILES = sorted([*(FIXTURES / "windows" / "xml").glob("*.xml"), *WINE_FILES])
 TEXT_FILES = sorted([*(FIXTURES / "windows" / "text").glob("*"), *(FIXTURES / "linux").glob("*")])
 ALL_FILES = [*XML_FILES, *TEXT_FILES]
 
 
 def read(path: Path) -> str:
     return path.read_bytes().decode("utf-8")
+
+
+def elementtree(text: str) -> ET.Element:
+    """A DiskSpd XML result as ElementTree reads it, the oracle's reader: DiskSpd 2.2 writes the
+    power scheme it cannot read as ``Name="<unknown>"``, unescaped (its Common.h; the Wine files),
+    which this one literal replacement mends and nothing else touches."""
+    return ET.fromstring(text.replace('<PowerScheme Name="<unknown>"', '<PowerScheme Name="&lt;unknown&gt;"'))
 
 
 @dataclass

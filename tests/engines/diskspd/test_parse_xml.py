@@ -11,7 +11,7 @@ import pytest
 from diskbench.engines.diskspd import decode_output, parse_diskspd, sniff
 from diskbench.errors import ParseError
 
-from .helpers import FIXTURES, XML_FILES, Counters, default_percentiles, read, xml_2_2
+from .helpers import FIXTURES, XML_FILES, Counters, default_percentiles, elementtree, read, xml_2_2
 
 VC_XML = FIXTURES / "windows" / "xml" / "virtualclient_Results_DiskSpd_Xml_v2.0.21a_L_D.xml"
 PKB_XML = FIXTURES / "windows" / "xml" / "perfkitbenchmarker_diskspd_result_v2.0.21a_noL.xml"
@@ -28,7 +28,7 @@ def _sums(root: ET.Element) -> dict[str, tuple[int, int]]:
 
 @pytest.mark.parametrize("path", XML_FILES, ids=lambda p: p.name)
 def test_counts_and_rates_match_elementtree_sums(path: Path) -> None:
-    root = ET.fromstring(read(path))
+    root = elementtree(read(path))
     seconds = float(root.findtext("./TimeSpan/TestTimeSeconds") or "nan")
     sums = _sums(root)
     (group,) = parse_diskspd(read(path), source=str(path)).groups
@@ -47,7 +47,7 @@ def test_counts_and_rates_match_elementtree_sums(path: Path) -> None:
 
 @pytest.mark.parametrize("path", XML_FILES, ids=lambda p: p.name)
 def test_percentiles_are_diskspds_own(path: Path) -> None:
-    root = ET.fromstring(read(path))
+    root = elementtree(read(path))
     (group,) = parse_diskspd(read(path), source=str(path)).groups
     lat = root.find("./TimeSpan/Latency")
     if lat is None:

@@ -13,7 +13,7 @@ from diskbench.engines.diskspd.parse import parse_diskspd
 from diskbench.engines.diskspd.segments import DiskspdSegments, point_histogram
 
 from ...conftest import plan_of
-from .helpers import FIXTURES, XML_FILES, read
+from .helpers import FIXTURES, WINE_FILES, XML_FILES, elementtree, read
 
 WINDOWS_MACHINE = """machines:
   - {name: win1, region: westeurope, size: Standard_D8ds_v4, os: windows,
@@ -79,3 +79,62 @@ def test_every_real_xml_run_is_a_sample() -> None:
     for path in XML_FILES:
         groups = parse_diskspd(read(path), source=str(path)).groups
         assert all(s.ios > 0 and s.seconds > 0 for s in DiskspdSegments().sample(groups).values())
+
+
+def _diskspd_figures(path: object) -> dict[str, dict[str, float]]:
+    """What DiskSpd printed in one real 2.2 result, per direction: counts, bytes, time, p0/p99/p100 (µs)."""
+    from pathlib import Path
+
+    assert isinstance(path, Path)
+    root = elementtree(read(path))
+    seconds = float(root.findtext("./TimeSpan/TestTimeSeconds") or "nan")
+    targets = root.findall("./TimeSpan/Thread/Target")
+    points = {b.findtext("Percentile"): b for b in root.iterfind("./TimeSpan/Latency/Bucket")}
+    out = {}
+    for name, tag in (("read", "Read"), ("write", "Write")):
+        out[name] = {"ios": sum(int(t.findtext(f"{tag}Count") or 0) for t in targets),
+                     "bytes": sum(int(t.findtext(f"{tag}Bytes") or 0) for t in targets), "seconds": seconds,
+                     **{f"p{p}": float(points[p].findtext(f"{tag}Milliseconds") or "nan") * 1000
+                        for p in ("0", "99", "100")}}
+    return out
+
+
+def test_real_diskspd_2_2_segments_are_samples_and_merge_to_its_sums() -> None:
+    """Three segments of one diskbench job (4k 70/30 random, 2 threads x QD4: the profiles diskbench
+    renders, checked with -Rpxml, the first with a 1 s warm-up, the others -W0) as DiskSpd 2.2.0 wrote
+    them (fixtures/diskspd-wine/README.md): each is an interval of the rule with DiskSpd's own counts,
+    and their merge holds DiskSpd's sums and, for the p99, the bracket of the three printed p99s."""
+    assert len(WINE_FILES) == 3
+    printed = [_diskspd_figures(p) for p in WINE_FILES]
+    runs = [parse_diskspd(read(p), source=str(p)).groups for p in WINE_FILES]
+    for groups, figures in zip(runs, printed, strict=True):
+        samples = DiskspdSegments().sample(groups)
+        for name in ("read", "write"):
+            s, f = samples[name], figures[name]
+            assert (s.ios, s.io_bytes, s.seconds) == (f["ios"], f["bytes"], f["seconds"])
+            assert sum(s.hist.values()) == s.ios
+            assert hist_quantile(s.hist, 99) == pytest.approx(f["p99"] * 1000)  # ns: DiskSpd's own p99
+    (merged,) = DiskspdSegments().merge(runs)
+    seconds = sum(f["read"]["seconds"] for f in printed)
+    for name in ("read", "write"):
+        d = merged.direction(name)
+        assert d is not None and d.clat is not None
+        ios, nbytes = (sum(f[name][k] for f in printed) for k in ("ios", "bytes"))
+        assert (d.ios, d.io_bytes, d.runtime_s) == (ios, nbytes, seconds)
+        assert d.iops == pytest.approx(ios / seconds, rel=1e-12)
+        p99s = [f[name]["p99"] for f in printed]
+        assert d.clat.bounds["p99"] == (pytest.approx(min(p99s)), pytest.approx(max(p99s)))
+        assert d.clat.percentiles["p99"] == pytest.approx(max(p99s))
+        assert (d.clat.min, d.clat.max) == (pytest.approx(min(f[name]["p0"] for f in printed)),
+                                            pytest.approx(max(f[name]["p100"] for f in printed)))
+    assert merged.notes[-1].startswith("3 DiskSpd runs merged")
+
+
+def test_diskspd_2_2_writes_an_unknown_power_scheme_unescaped() -> None:
+    """Why the parser mends one attribute: the real file is not well-formed XML as DiskSpd wrote it."""
+    text = read(WINE_FILES[0])
+    assert '<PowerScheme Name="<unknown>" Guid=""/>' in text
+    with pytest.raises(ET.ParseError):
+        ET.fromstring(text)
+    facts = parse_diskspd(text, source="f").facts
+    assert facts["power_scheme"] == "<unknown>" and facts["version"] == "2.2.0"

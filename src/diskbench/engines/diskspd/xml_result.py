@@ -23,6 +23,10 @@ from .results import ENGINE, DirLatency, DirSeries, Row, RunData, pooled
 from .values import count, digits, ms_to_us, number, percentile_key
 
 _BARE_AMP = re.compile(r"&(?!(?:amp|lt|gt|quot|apos|#\d+|#x[0-9A-Fa-f]+);)")
+# DiskSpd 2.2 writes the power scheme's name into an attribute unescaped, and "<unknown>" when it
+# cannot read one (Common.h: SystemInformation): seen from DiskSpd 2.2.0 under Wine, which has no
+# power schemes, and possible on any Windows whose power service does not answer.
+_POWER_NAME = re.compile(r'(<PowerScheme Name=")([^"\n]*)(" Guid=")')
 _DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _XML_DIRS = {"read": "Read", "write": "Write", "total": "Total"}
 MIN_SECONDS = 0.01  # DiskSpd prints the test time to 0.01 s: a measured one is never less
@@ -74,6 +78,7 @@ def document(text: str) -> ET.Element:
         raise ParseError("DiskSpd XML never has a DOCTYPE or entities; refusing to parse this one")
     start = text.find("<Results")
     body = _DECL.sub("", text[start:] if start >= 0 else text)
+    body = _POWER_NAME.sub(lambda m: m[1] + m[2].replace("<", "&lt;").replace(">", "&gt;") + m[3], body)
     body = _BARE_AMP.sub("&amp;", body)
     end = body.rfind("</Results>")
     if end >= 0:
