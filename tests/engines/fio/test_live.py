@@ -79,3 +79,128 @@ def test_a_reset_is_no_interval() -> None:
     later = _Totals(2002, 5, {"read": (21363, 21363 * 4096, {100: 21363})})
     got = interval(after, later)
     assert got is not None and got["read"].ios == 12793 and got["read"].seconds == 1.0
+
+
+# --- the reader's arithmetic on hand-made status documents (fio's json+ layout, a few keys each) ---------
+
+def _doc(runtime_ms: int | None, elapsed: int | None, *jobs: dict[str, object]) -> dict[str, object]:
+    """A status document: each job's ``job_runtime``/``elapsed`` (None: the key left out) and directions."""
+    out = []
+    for job in jobs:
+        entry = {k: v for k, v in (("job_runtime", runtime_ms), ("elapsed", elapsed)) if v is not None}
+        out.append({**entry, **job})
+    return {"jobs": out}
+
+
+def _dir(ios: int, nbytes: int | None, bins: dict[int, int] | None = None) -> dict[str, object]:
+    d: dict[str, object] = {"total_ios": ios}
+    if nbytes is not None:
+        d["io_bytes"] = nbytes
+    if bins is not None:
+        d["clat_ns"] = {"bins": {str(k): v for k, v in bins.items()}}
+    return d
+
+
+def test_totals_sum_every_job_and_skip_directions_without_io() -> None:
+    from diskbench.engines.fio.live import totals
+
+    doc = _doc(1500, 3,
+               {"read": _dir(0, 0), "write": _dir(10, 40960, {100: 7, 200: 3})},  # an idle read first
+               {"read": _dir(5, 20480, {100: 5}), "write": _dir(2, 8192, {100: 2})})
+    got = totals(doc)
+    assert (got.runtime_ms, got.elapsed_s) == (1500, 3)
+    assert got.dirs == {"write": (12, 49152, {100: 9, 200: 3}), "read": (5, 20480, {100: 5})}
+    assert totals(_doc(0, 0, {"read": _dir(0, 0, {})})).dirs == {}  # no I/O and no bins: nothing
+    assert totals(_doc(0, 0, {"read": _dir(3, 0)})).dirs == {"read": (3, 0, {})}  # I/O before any bin
+    assert totals(_doc(0, 0, {"read": _dir(0, 0, {100: 1})})).dirs == {"read": (0, 0, {100: 1})}
+
+
+def test_totals_read_missing_keys_as_nothing() -> None:
+    """fio's documents always carry these keys; a job without them (or no job) adds nothing, not 1."""
+    from diskbench.engines.fio.live import totals
+
+    got = totals(_doc(None, None, {"read": _dir(4, None, {100: 4})}))
+    assert (got.runtime_ms, got.elapsed_s, got.dirs) == (0, 0, {"read": (4, 0, {100: 4})})
+    mixed = totals({"jobs": [{"job_runtime": 900, "elapsed": 2, "read": {"total_ios": 2}}, {"jobname": "x"}]})
+    assert (mixed.runtime_ms, mixed.elapsed_s, mixed.dirs) == (900, 2, {"read": (2, 0, {})})
+    assert totals({"jobs": []}).runtime_ms == 0 and totals({}).elapsed_s == 0
+
+
+def test_an_interval_is_each_counters_own_difference() -> None:
+    from diskbench.engines.fio.live import _Totals, interval
+
+    before = _Totals(1000, 2, {"read": (100, 409600, {100: 60, 200: 40})})
+    after = _Totals(2500, 3, {"read": (160, 655360, {100: 60, 200: 70, 300: 1}),
+                              "write": (9, 36864, {400: 9})})  # a direction that starts in between
+    got = interval(before, after)
+    assert got is not None
+    read, write = got["read"], got["write"]
+    assert (read.seconds, read.ios, read.io_bytes, read.hist) == (1.5, 60, 245760, {200: 30, 300: 1})
+    assert (write.seconds, write.ios, write.io_bytes, write.hist) == (1.5, 9, 36864, {400: 9})
+    idle = interval(after, _Totals(3500, 4, dict(after.dirs)))  # a second without any I/O: all zero
+    assert idle is not None and (idle["read"].ios, idle["read"].io_bytes, idle["read"].hist) == (0, 0, {})
+
+
+@pytest.mark.parametrize("went_back", ["ios", "bytes", "bin", "bin gone"])
+def test_any_counter_going_back_is_a_reset(went_back: str) -> None:
+    from diskbench.engines.fio.live import _Totals, interval
+
+    before = _Totals(1000, 2, {"read": (100, 409600, {100: 99, 200: 1})})
+    ios, nbytes, bins = 150, 614400, {100: 149, 200: 1}
+    if went_back == "ios":
+        ios = 99
+    elif went_back == "bytes":
+        nbytes = 409599
+    elif went_back == "bin":
+        bins = {100: 98, 200: 52}
+    else:  # the bin that held one I/O is gone from the later document
+        bins = {100: 150}
+    assert interval(before, _Totals(2000, 3, {"read": (ios, nbytes, bins)})) is None
+
+
+def test_no_time_between_two_documents_is_no_interval() -> None:
+    from diskbench.engines.fio.live import _Totals, interval
+
+    same = _Totals(1000, 2, {"read": (100, 409600, {100: 100})})
+    assert interval(same, _Totals(1000, 2, {"read": (120, 491520, {100: 120})})) is None
+
+
+def _text(doc: dict[str, object]) -> str:
+    """A document as fio prints it: "fio version" first, two-space indents."""
+    text = json.dumps({"fio version": "fio-3.33", **doc}, indent=2) + "\n"
+    assert text.startswith(START)
+    return text
+
+
+def _feed(ramp_s: float, docs: list[dict[str, object]]) -> list[dict[str, object]]:
+    live = FioEngine().live(ramp_s)
+    return [dict(iv) for iv in live.feed("".join(_text(d) for d in docs))]
+
+
+def test_the_ramps_documents_are_baselines_until_a_second_after_it() -> None:
+    """With a 1 s ramp, fio's documents up to its elapsed 2 s may still be the ramp's; the first one
+    after is measured from the reset (an interval from zero), the next one from it."""
+    docs = [_doc(1000, 1, {"read": _dir(50, 204800, {100: 50})}),
+            _doc(1000, 2, {"read": _dir(20, 81920, {100: 20})}),  # elapsed 2 = ramp + 1: still a baseline
+            _doc(2000, 3, {"read": _dir(45, 184320, {100: 45})})]
+    got = _feed(1, docs)
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(25, 1.0)]
+    # a document at ramp + 1 whose figures grew is still the ramp's (fio resets them only after it)
+    growing = [docs[0], _doc(2000, 2, {"read": _dir(100, 409600, {100: 100})}),
+               _doc(1000, 3, {"read": _dir(20, 81920, {100: 20})})]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, growing)] == [(20, 1.0)]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(0, docs[2:])] == [(45, 2.0)]  # no ramp
+
+
+def test_a_document_that_repeats_the_last_is_no_interval() -> None:
+    doc = _doc(2000, 3, {"read": _dir(45, 184320, {100: 45})})
+    assert [iv["read"].ios for iv in _feed(0, [doc, doc])] == [45]
+
+
+def test_control_characters_in_a_job_name_are_read() -> None:
+    """fio writes a job name as it is, a tab or a newline unescaped: the documents still count."""
+    doc = _doc(1000, 1, {"jobname": "a\tb", "read": _dir(7, 28672, {100: 7})})
+    live = FioEngine().live(0)
+    text = _text(doc).replace("\\t", "\t")
+    assert "a\tb" in text
+    assert [iv["read"].ios for iv in live.feed(text)] == [7]
