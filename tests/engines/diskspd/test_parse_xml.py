@@ -11,7 +11,7 @@ import pytest
 from diskbench.engines.diskspd import decode_output, parse_diskspd, sniff
 from diskbench.errors import ParseError
 
-from .helpers import FIXTURES, XML_FILES, Counters, default_percentiles, elementtree, read, xml_2_2
+from .helpers import FIXTURES, WINE_FILES, XML_FILES, Counters, default_percentiles, elementtree, read, xml_2_2
 
 VC_XML = FIXTURES / "windows" / "xml" / "virtualclient_Results_DiskSpd_Xml_v2.0.21a_L_D.xml"
 PKB_XML = FIXTURES / "windows" / "xml" / "perfkitbenchmarker_diskspd_result_v2.0.21a_noL.xml"
@@ -182,3 +182,13 @@ def test_interrupted_run_is_diskspds_own_error() -> None:
             "interrupted before the measurements began. No results are displayed.</Error>\n  </TimeSpan>\n</Results>\n")
     with pytest.raises(ParseError, match=r"^i\.xml: DiskSpd reported: The test was interrupted"):
         parse_diskspd(text, source="i.xml")
+
+
+@pytest.mark.parametrize("name", ["<unknown>", "<a & b>", "Balanced"])
+def test_the_power_scheme_is_read_as_diskspd_named_it(name: str) -> None:
+    """DiskSpd 2.2 puts the name into the attribute unescaped ("<unknown>" when it has none: the Wine
+    files); the parser mends the attribute and keeps the name as it was."""
+    (path,) = WINE_FILES[:1]
+    text = read(path).replace('Name="<unknown>"', f'Name="{name}"')
+    assert parse_diskspd(text, source="f").facts["power_scheme"] == name
+

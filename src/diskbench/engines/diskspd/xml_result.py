@@ -78,7 +78,7 @@ def document(text: str) -> ET.Element:
         raise ParseError("DiskSpd XML never has a DOCTYPE or entities; refusing to parse this one")
     start = text.find("<Results")
     body = _DECL.sub("", text[start:] if start >= 0 else text)
-    body = _POWER_NAME.sub(lambda m: m[1] + m[2].replace("<", "&lt;").replace(">", "&gt;") + m[3], body)
+    body = _POWER_NAME.sub(lambda m: m[1] + m[2].replace("<", "&lt;") + m[3], body)  # ">" is legal there
     body = _BARE_AMP.sub("&amp;", body)
     end = body.rfind("</Results>")
     if end >= 0:
