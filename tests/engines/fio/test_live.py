@@ -34,9 +34,9 @@ rate_iops=500
 """
 
 
-def _stdout(tmp_path: Path, ramp: int) -> str:
+def _stdout(tmp_path: Path, ramp: int, delay: int = 0) -> str:
     job = tmp_path / "job.fio"
-    job.write_text(JOB.format(dir=tmp_path, ramp=ramp))
+    job.write_text(JOB.format(dir=tmp_path, ramp=ramp) + f"startdelay={delay}\n")
     live = FioEngine().live(ramp)
     out = subprocess.run(live.command(str(job)), capture_output=True, text=True, timeout=60, check=True)
     return out.stdout
@@ -49,9 +49,11 @@ def _final(text: str) -> dict[str, int]:
 
 
 @needs_fio
-@pytest.mark.parametrize("ramp", [0, 2])
-def test_the_intervals_are_the_measured_runs_and_cut_anywhere_read_the_same(tmp_path: Path, ramp: int) -> None:
-    text = _stdout(tmp_path, ramp)
+@pytest.mark.parametrize(("ramp", "delay"), [(0, 0), (2, 0), (1, 2)])
+def test_the_intervals_are_the_measured_runs_and_cut_anywhere_read_the_same(tmp_path: Path, ramp: int,
+                                                                            delay: int) -> None:
+    """``delay``: a ``startdelay`` (fio prints documents without I/O first, and the ramp starts late)."""
+    text = _stdout(tmp_path, ramp, delay)
     whole = FioEngine().live(ramp).feed(text)
     final = _final(text)
     ios = [iv["read"].ios for iv in whole]
@@ -177,19 +179,54 @@ def _feed(ramp_s: float, docs: list[dict[str, object]]) -> list[dict[str, object
     return [dict(iv) for iv in live.feed("".join(_text(d) for d in docs))]
 
 
-def test_the_ramps_documents_are_baselines_until_a_second_after_it() -> None:
-    """With a 1 s ramp, fio's documents up to its elapsed 2 s may still be the ramp's; the first one
-    after is measured from the reset (an interval from zero), the next one from it."""
-    docs = [_doc(1000, 1, {"read": _dir(50, 204800, {100: 50})}),
-            _doc(1000, 2, {"read": _dir(20, 81920, {100: 20})}),  # elapsed 2 = ramp + 1: still a baseline
+def test_the_ramps_documents_are_those_without_latencies() -> None:
+    """fio records no latency until the ramp is over: a document with I/O but no bins is a baseline;
+    the first with bins is measured from the reset (an interval from zero), the next one from it."""
+    docs = [_doc(1000, 1, {"read": _dir(50, 204800)}),  # the ramp: I/Os and bytes, no bins
+            _doc(1000, 2, {"read": _dir(20, 81920, {100: 20})}),  # reset at 1 s: 20 I/Os since
             _doc(2000, 3, {"read": _dir(45, 184320, {100: 45})})]
     got = _feed(1, docs)
-    assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(25, 1.0)]
-    # a document at ramp + 1 whose figures grew is still the ramp's (fio resets them only after it)
-    growing = [docs[0], _doc(2000, 2, {"read": _dir(100, 409600, {100: 100})}),
-               _doc(1000, 3, {"read": _dir(20, 81920, {100: 20})})]
-    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, growing)] == [(20, 1.0)]
-    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(0, docs[2:])] == [(45, 2.0)]  # no ramp
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(20, 1.0), (25, 1.0)]
+    # however late the reset comes (a job's I/O can hold its loop past ramp_time), the ramp's
+    # documents are baselines, and their I/Os never reach an interval
+    late = [docs[0], _doc(2000, 2, {"read": _dir(100, 409600)}), _doc(3000, 5, {"read": _dir(150, 614400)}),
+            _doc(1000, 6, {"read": _dir(20, 81920, {100: 20})})]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, late)] == [(20, 1.0)]
+    # no ramp: fio's figures start with the job, bins or not
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(0, late[:2])] == [(50, 1.0), (50, 1.0)]
+
+
+def test_a_ramp_ends_when_every_jobs_latencies_are_recorded() -> None:
+    """numjobs copies reset each at its own ramp's end: while one has not, the document is the ramp's
+    (its I/Os would be counted in an interval that fio's figures do not hold)."""
+    timed, ramp = {"read": _dir(30, 122880, {100: 30})}, {"read": _dir(400, 1638400)}
+    docs = [_doc(1000, 2, {"read": _dir(300, 1228800)}, ramp),
+            _doc(1010, 3, timed, ramp),  # the first job's reset came, the second's not yet
+            _doc(1020, 3, timed, {"read": _dir(10, 40960, {100: 10})}),
+            _doc(2020, 4, {"read": _dir(60, 245760, {100: 60})}, {"read": _dir(40, 163840, {100: 40})})]
+    got = _feed(1, docs)
+    assert [(iv["read"].ios, iv["read"].seconds, sum(iv["read"].hist.values())) for iv in got] == [
+        (40, 1.02, 40), (60, 1.0, 60)]
+
+
+def test_a_post_reset_document_without_completions_yet_is_a_baseline() -> None:
+    """Just after the reset a job may have issued I/Os and completed none (no bins): a baseline; the
+    next document, measured from zero, holds its I/Os."""
+    docs = [_doc(900, 1, {"read": _dir(45, 184320)}), _doc(20, 2, {"read": _dir(3, 12288)}),
+            _doc(1020, 3, {"read": _dir(50, 204800, {100: 49})})]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, docs)] == [(50, 1.02)]
+
+
+@pytest.mark.parametrize("ramp", [0, 1])
+def test_documents_before_the_first_io_are_no_baseline(ramp: int) -> None:
+    """While fio lays out a job's files it prints documents without I/O, with a run time of its own
+    (fio 3.33: 25,179,927 ms) and an ``elapsed`` that starts over when the job does."""
+    layout = [_doc(25179927 + 1000 * i, i, {"read": _dir(0, 0)}) for i in range(1, 7)]
+    ramp_docs = [_doc(415, 1, {"read": _dir(209, 856064)})] if ramp else []
+    run = [_doc(999, 3, {"read": _dir(501, 2052096, {100: 501})}),
+           _doc(1999, 4, {"read": _dir(1001, 4100096, {100: 1001})})]
+    got = _feed(ramp, layout + ramp_docs + run)
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(501, 0.999), (500, 1.0)]
 
 
 def test_a_document_that_repeats_the_last_is_no_interval() -> None:

@@ -7,14 +7,23 @@ the end; a SIGINT (the executor's ``interrupt``) makes fio end the job, print
 The documents are cumulative, so one interval is the difference of two in a row, summed over
 every job of the file: I/Os, bytes, and the histogram's bins.
 
-fio resets its figures when ``ramp_time`` ends (the run time drops): what came before is the
-ramp and is dropped. A document that arrives while the ramp may still run (up to ``ramp_s`` + 1 s
-after the start, fio's ``elapsed``) only becomes a baseline, never an interval. The first document
-of the measured run (the job's first, or the first after the reset) is an interval from zero: fio's
-final figures count its I/Os, so the stop rule must see them (taken as a baseline, the first second
-after a ramp that ended on burst credits, 573 I/Os where the rest ran 330, and a QD1 job's slow first
-second were in fio's figures but in none of the rule's: it stopped at 10 s on the steady rest, and fio
-read 4.9% more IOPS and a 9.4% higher p99 than the fixed run).
+Documents before the job's first I/O (its files being laid out, a start delay) are no baseline: fio
+prints them with a run time of its own (a layout's was 25,179,927 ms) and, after a layout, starts
+its ``elapsed`` over.
+
+fio resets its figures when ``ramp_time`` ends: what came before is the ramp and is dropped. Until
+then it records no latencies (io_u.c: a completion is accounted only once the ramp is over), so a
+document in which some job did I/O but has no latency bins is the ramp's and only becomes a
+baseline, never an interval. The clock cannot tell: a job whose files were laid out first, or that
+waited for a ``startdelay``, starts its ramp seconds after fio's ``elapsed`` does (a 2 GiB layout
+and a 1 s ramp: its first I/O document, at elapsed 1 of a clock started over, was read as the
+reset's, and 209 I/Os of the ramp became the measured run's first interval, without their latencies).
+The first document of the measured run (the job's first without a ramp, or the first with every
+job's latencies) is an interval from zero: fio's final figures count its I/Os, so the stop rule must
+see them (taken as a baseline, the first second after a ramp that ended on burst credits, 573 I/Os
+where the rest ran 330, and a QD1 job's slow first second were in fio's figures but in none of the
+rule's: it stopped at 10 s on the steady rest, and fio read 4.9% more IOPS and a 9.4% higher p99 than
+the fixed run).
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ class _Totals:
     runtime_ms: int
     elapsed_s: int
     dirs: dict[str, tuple[int, int, dict[int, int]]] = field(default_factory=dict)
+    timed: bool = True  # every job that did I/O has latency bins (its ramp, if any, is over)
 
 
 def totals(doc: dict[str, Any]) -> _Totals:
@@ -45,16 +55,20 @@ def totals(doc: dict[str, Any]) -> _Totals:
     out = _Totals(max((int(j.get("job_runtime", 0)) for j in jobs), default=0),
                   max((int(j.get("elapsed", 0)) for j in jobs), default=0))
     for job in jobs:
+        job_ios = job_binned = 0
         for name in DIRECTIONS:
             d = job.get(name) or {}
             ios, nbytes = int(d.get("total_ios", 0)), int(d.get("io_bytes", 0))
             bins = {int(k): int(v) for k, v in ((d.get("clat_ns") or {}).get("bins") or {}).items()}
+            job_ios, job_binned = job_ios + ios, job_binned + sum(bins.values())
             if not ios and not bins:
                 continue
             had_ios, had_bytes, had_bins = out.dirs.get(name, (0, 0, {}))
             for k, v in bins.items():
                 had_bins[k] = had_bins.get(k, 0) + v
             out.dirs[name] = (had_ios + ios, had_bytes + nbytes, had_bins)
+        if job_ios and not job_binned:
+            out.timed = False
     return out
 
 
@@ -84,6 +98,7 @@ class FioLive(Live):
         self.ramp_s, self.args = ramp_s, args  # args: the engine's own (json+ output, ...)
         self.buffer = ""
         self.last: _Totals | None = None
+        self.measuring = False  # the measured run's first document was read (a ramp's: once it ended)
         self.decoder = json.JSONDecoder(strict=False)  # fio does not escape controls
 
     def command(self, jobfile: str) -> list[str]:
@@ -109,12 +124,15 @@ class FioLive(Live):
 
     def _document(self, doc: dict[str, Any]) -> dict[str, Sample] | None:
         now = totals(doc)
+        if not now.dirs:
+            return None  # before the job's first I/O: no baseline (its run time is not the run's)
         before, self.last = self.last, now
-        ramping = self.ramp_s > 0 and now.elapsed_s <= self.ramp_s + 1
-        if ramping and (before is None or now.runtime_ms >= before.runtime_ms):
-            return None  # the ramp may still run: a baseline only
-        if before is None or now.runtime_ms < before.runtime_ms:
-            # the first document, or the first since fio's reset at the end of the ramp: what it holds
-            # was measured since the (re)start, and fio's final figures count it
+        if self.ramp_s > 0 and not now.timed:
+            self.measuring = False  # the ramp's (or a job's first instant after it): a baseline only
+            return None
+        if not self.measuring or before is None or now.runtime_ms < before.runtime_ms:
+            # the measured run's first document, or the first since a reset: what it holds was
+            # measured since fio's figures started, and its final figures count it
+            self.measuring = True
             return interval(_Totals(0, 0), now)
         return interval(before, now)
