@@ -30,6 +30,7 @@ from diskbench.attribution.stop_rule import (
     StopRule,
     Watcher,
     drain_widened,
+    head_bias,
 )
 
 T4 = float(stats.t.ppf(0.975, 4))  # 2.776: five batches, four degrees of freedom
@@ -673,3 +674,57 @@ def test_a_head_needs_ten_intervals(total: int, said: bool) -> None:
     w = Watcher(StopRule(0.0001, 0.95, total, total))
     _feed(w, _burst_head(1, total))
     assert ("ramp_time" in w.final().detail) is said
+
+
+# --- the head: fio's first interval, where its reset leaves the queue (rule.head) ------------------------
+
+def test_head_bias_is_what_the_first_interval_moves_each_whole_run_figure() -> None:
+    """Ten seconds: the first 1,500 I/Os and 6 MB with 20 of its I/Os at 300 us, the rest 1,000 I/Os
+    and 4 MB at 100 us. IOPS 10,500 / 10 = 1,050 against 1,000 after it: 50; MB/s 42 / 10 = 4.2
+    against 4.0: 0.2; p99 of all 10,500 I/Os: the 10,395th, in the 100 bin (10,480 at or below
+    it), as after it: 0. With 120 at 300 us the 10,395th is past the 10,380 at 100: 200."""
+    samples = [Sample(1.0, 1500, 6_000_000, {100: 1480, 300: 20})] + [_second(1000)] * 9
+    assert head_bias("read iops", samples, 1) == pytest.approx(50.0)
+    assert head_bias("read MB/s", samples, 1) == pytest.approx(0.2)
+    assert head_bias("read p99", samples, 1) == 0.0
+    tail = [Sample(1.0, 1500, 6_000_000, {100: 1380, 300: 120})] + samples[1:]
+    assert head_bias("read p99", tail, 1) == 200.0
+    assert head_bias("read iops", samples, 0) == 0.0
+    assert head_bias("read iops", [Sample(0.0, 0, 0)] * 2, 1) == math.inf  # no time: not known
+
+
+def test_a_head_is_a_bias_of_the_whole_run_not_a_spread_of_its_batches() -> None:
+    """fio's reset leaves its queue in the first second: 1,500 I/Os there, then STEADY's pairs over
+    and over. Batched with the rest (no head), the first batch reads (1,500 + 810) / 2 = 1,155 and the
+    first stage's spread plans far past max: the job runs to 60 s. With the head, the first stage
+    waits until five batches hold every second after it (11 s) and plans from them (STEADY's r0,
+    0.98%, under the asked 2%); the whole run's width is then that spread plus the head's bias,
+    (1,500 - 1,000) / 11 = 45.45 IOPS: 0.98% + 4.55% = 5.53% at 11 s. The job stops once the bias
+    has faded with the spread under what is left: at 31 s (the bias 500 / 31 = 1.61%; at 21 s it was
+    2.38%, and at 16 and 26 s the 3 s and 5 s batches split the pairs, their spread wide)."""
+    seconds = [_second(1500)] + _pairs(STEADY) * 11
+    plain = Watcher(StopRule(0.02, 0.95, 10, 60))
+    said = _feed(plain, seconds[:60])
+    assert plain.first is not None and plain.first[0] == 10 and plain.first[1] > 0.05
+    assert all(d.reason == "" for d in said)
+    w = Watcher(StopRule(0.02, 0.95, 10, 60, head=True))
+    said = _feed(w, seconds)
+    assert [d.reached for d in said[:10]] == [None] * 10  # the first stage waits for the 11th second
+    assert w.first == (11.0, pytest.approx(R0, rel=1e-9))
+    assert (said[10].reason, said[10].reached) == ("", pytest.approx(R0 + 500 / 11 / 1000, rel=1e-9))
+    stop = next(d for d in said if d.reason)
+    assert (stop.reason, stop.seconds) == (CONFIDENT, 31.0)
+    assert 500 / 31 / 1000 < stop.reached <= 0.02
+    assert said[20].reason == "" and said[20].reached > 500 / 21 / 1000
+
+
+def test_the_head_is_left_out_of_the_steady_state_batches() -> None:
+    """Ten seconds, the first at 3,000 IOPS and the rest at 1,000: without a head the first of five
+    2 s batches reads 2,000, twice the others, and the SNIA range rule (20%) says trend; with the
+    head, the batches are over the nine seconds after it (five of 1 s, the four oldest left over)."""
+    seconds = [_second(3000)] + [_second(1000)] * 9
+    plain, w = Watcher(StopRule(0.02, 0.95, 60, 60)), Watcher(StopRule(0.02, 0.95, 60, 60, head=True))
+    _feed(plain, seconds)
+    _feed(w, seconds)
+    assert plain.steady()[0] is False and "trend" in plain.steady()[1]
+    assert w.steady() == (True, "")

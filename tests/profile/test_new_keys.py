@@ -26,6 +26,11 @@ from diskbench.profile.workload import Section, Workload, WorkloadOptions
 from ..conftest import diskbench
 from .test_validation import error, w
 
+
+def _rule(**given: Any) -> StopRule:
+    """A profile's rule: its first interval is fio's head (``StopRule.head``)."""
+    return StopRule(head=True, **given)
+
 GIB = 1024**3
 
 
@@ -124,7 +129,7 @@ def test_stop_true_takes_every_default(given: Any) -> None:
     on = w(stop=given, runtime="60s")
     assert on.stop == Stop(within="2%", confidence="95%", min=None, max=None)
     assert on.runtime == "60s"
-    assert on.stop_rule == StopRule(within=0.02, confidence=0.95, min_s=10.0, max_s=60.0, in_flight=1)
+    assert on.stop_rule == _rule(within=0.02, confidence=0.95, min_s=10.0, max_s=60.0, in_flight=1)
 
 
 @pytest.mark.parametrize(("options", "in_flight"), [
@@ -145,11 +150,11 @@ def test_stop_false_as_set_gives_it(given: str) -> None:
 
 
 def test_stop_without_a_runtime_has_the_builtin_30s_as_its_maximum() -> None:
-    assert w(stop=True).stop_rule == StopRule(within=0.02, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1)
+    assert w(stop=True).stop_rule == _rule(within=0.02, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1)
 
 
 def test_stop_min_defaults_to_the_runtime_when_that_is_shorter() -> None:
-    assert w(stop=True, runtime="5s").stop_rule == StopRule(within=0.02, confidence=0.95, min_s=5.0, max_s=5.0,
+    assert w(stop=True, runtime="5s").stop_rule == _rule(within=0.02, confidence=0.95, min_s=5.0, max_s=5.0,
                                                             in_flight=1)
 
 
@@ -157,14 +162,14 @@ def test_stop_values_become_the_rule() -> None:
     got = w(stop={"within": "5%", "confidence": "90%", "min": "20s", "max": "2m"})
     assert got.stop == Stop(within="5%", confidence="90%", min="20s", max="2m")
     assert got.runtime == "2m"  # max replaces the runtime
-    assert got.stop_rule == StopRule(within=0.05, confidence=0.90, min_s=20.0, max_s=120.0, in_flight=1)
+    assert got.stop_rule == _rule(within=0.05, confidence=0.90, min_s=20.0, max_s=120.0, in_flight=1)
 
 
 def test_p99_within_is_the_p99s_own_width_and_defaults_to_within() -> None:
     """docs/adaptive.md: ``p99_within`` (default: ``within``), a percentage from 0.1% to 50%."""
     got = w(stop={"within": "3%", "p99_within": 5})
     assert got.stop == Stop(within="3%", p99_within="5%")
-    assert got.stop_rule == StopRule(within=0.03, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1,
+    assert got.stop_rule == _rule(within=0.03, confidence=0.95, min_s=10.0, max_s=30.0, in_flight=1,
                                      p99_within=0.05)
     assert w(stop={"within": "3%"}).stop_rule.p99_within is None  # type: ignore[union-attr]
     assert w(stop={"p99_within": None}).stop.p99_within is None  # type: ignore[union-attr]  (YAML null: the default)
@@ -202,7 +207,7 @@ def test_stop_durations_from_one_second_to_30_days(given: str) -> None:
 def test_stop_min_may_equal_the_runtime() -> None:
     """"min: the shortest a job runs (at most the runtime)": equal is allowed."""
     eq = w(stop={"min": "30s"}, runtime="30s")
-    assert eq.stop_rule == StopRule(within=0.02, confidence=0.95, min_s=30.0, max_s=30.0, in_flight=1)
+    assert eq.stop_rule == _rule(within=0.02, confidence=0.95, min_s=30.0, max_s=30.0, in_flight=1)
     assert w(stop={"min": "30s", "max": "30s"}).runtime == "30s"
 
 
@@ -412,7 +417,7 @@ def test_defaults_stop_and_a_workload_that_turns_it_off() -> None:
           - {name: seqwrite, rw: write, bs: 1M, stop: false}
         """), "p.yaml")
     first, second = (p.resolved(x) for x in p.workloads)
-    assert (first.runtime, first.stop_rule) == ("60s", StopRule(within=0.02, confidence=0.95, min_s=10.0,
+    assert (first.runtime, first.stop_rule) == ("60s", _rule(within=0.02, confidence=0.95, min_s=10.0,
                                                                 max_s=60.0, in_flight=32))
     assert (second.runtime, second.stop, second.stop_rule) == ("60s", False, None)
 
@@ -444,14 +449,14 @@ def test_a_workloads_own_runtime_beats_defaults_stop_max() -> None:
         "stop-off": ("120s", None),  # no stop: defaults.stop.max does not apply
     }
     # the rest of defaults.stop still applies, key by key
-    assert got["own-runtime"].stop_rule == StopRule(within=0.03, confidence=0.95, min_s=10.0, max_s=10.0, in_flight=1)
-    assert got["own-runtime-own-stop"].stop_rule == StopRule(within=0.03, confidence=0.95, min_s=5.0, max_s=10.0,
+    assert got["own-runtime"].stop_rule == _rule(within=0.03, confidence=0.95, min_s=10.0, max_s=10.0, in_flight=1)
+    assert got["own-runtime-own-stop"].stop_rule == _rule(within=0.03, confidence=0.95, min_s=5.0, max_s=10.0,
                                                              in_flight=1)
 
 
 def test_the_builtin_runtime_is_the_last_maximum() -> None:
     p = parse_profile("name: p\ndefaults: {stop: {within: 5%}}\nworkloads:\n  - {name: a, rw: read}\n")
-    assert p.resolved(p.workloads[0]).stop_rule == StopRule(within=0.05, confidence=0.95, min_s=10.0, max_s=30.0,
+    assert p.resolved(p.workloads[0]).stop_rule == _rule(within=0.05, confidence=0.95, min_s=10.0, max_s=30.0,
                                                             in_flight=1)
 
 
@@ -460,8 +465,8 @@ def test_a_workloads_stop_true_takes_the_defaults_stop() -> None:
                       "workloads:\n  - {name: a, rw: read, runtime: 40s, stop: true}\n"
                       "  - {name: b, rw: read, runtime: 40s, stop: {confidence: 90%}}\n")
     a, b = (p.resolved(x).stop_rule for x in p.workloads)
-    assert a == StopRule(within=0.05, confidence=0.95, min_s=20.0, max_s=40.0, in_flight=1)
-    assert b == StopRule(within=0.05, confidence=0.90, min_s=20.0, max_s=40.0, in_flight=1)
+    assert a == _rule(within=0.05, confidence=0.95, min_s=20.0, max_s=40.0, in_flight=1)
+    assert b == _rule(within=0.05, confidence=0.90, min_s=20.0, max_s=40.0, in_flight=1)
 
 
 # --- nfs: shared ------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ A job may stop, never before ``min``, once for every direction that did I/O:
   per-second figures: ``confidence.py``; the p99's reaching what the I/Os still in flight at the
   stop could push fio's figure to: ``drain_widened``), by two stages: the spread is estimated
   once, at ``min``, and the job runs as long as that spread says the asked width needs; then the whole run's own
-  intervals must say so too (``Watcher.judge`` says why), and
+  intervals must say so too (``Watcher.judge`` says why); with a ``head`` (fio's first interval, where its
+  reset leaves the queue: ``head_bias``), the batches are over the intervals after it, and what it moves
+  each figure by widens the whole run's interval as a bias, and
 - the five batch means of its IOPS pass the SNIA PTS steady-state rule (range within 20% of their
   mean, slope excursion within 10%: ``steady_state.py``), the batches standing for the PTS's rounds,
   so a rate that is still climbing or falling (a burst running out) is never "known".
@@ -62,6 +64,7 @@ class StopRule:
     max_s: float
     percentile: bool = True
     in_flight: int = 0  # the I/Os the job keeps in flight (iodepth x numjobs): they drain after the stop
+    head: bool = False  # the first interval holds the engine's start: a bias, not a spread (``head_bias``)
     p99_within: float | None = None  # the p99's own half-width; None: ``within``, as for the rates
 
     def asked(self, key: str) -> float:
@@ -148,30 +151,36 @@ class Watcher:
         self.lengths.append(length)
         self.seconds += length
 
-    def figures(self, closely: bool = False, drain: bool = True) -> dict[str, Interval | None]:
+    def figures(self, closely: bool = False, bias: bool = True) -> dict[str, Interval | None]:
         """Each figure's interval now over the whole run so far (``read iops``, ``read MB/s``,
         ``read p99``, ...); None: not yet known. With ``closely``, it stops at the first figure not
         known as closely as asked (the histograms are only merged once the rates are known); without
-        ``drain``, the p99's is its spread alone (``drain_widened`` left out: the first stage's)."""
+        ``bias``, each is its spread alone (the first stage's: ``head_bias`` and, for the p99,
+        ``drain_widened`` left out)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
-        in_flight = self.rule.in_flight if drain else 0
+        in_flight = self.rule.in_flight if bias else 0
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
-                out[key] = got = _figure(key, samples, self.p99s[name], conf, in_flight)
+                out[key] = got = _figure(key, samples, self.p99s[name], conf, in_flight, self.head, bias)
                 if closely and self._short_of(key, got):
                     return out
         return out
 
+    @property
+    def head(self) -> int:
+        """How many of the oldest intervals are the head the batches leave out (1 with ``rule.head``)."""
+        return 1 if self.rule.head else 0
+
     def steady(self) -> tuple[bool, str]:
-        """The SNIA PTS rule over the five batch means of each direction's IOPS."""
+        """The SNIA PTS rule over the five batch means of each direction's IOPS (after the head)."""
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
-            means = _batch_rates(samples)
+            means = _batch_rates(samples[self.head:])
             if means is None:
                 return False, f"{name}: fewer than {BATCHES} intervals"
             state = steady_state(means, window=BATCHES, max_rounds=BATCHES)
@@ -254,7 +263,11 @@ class Watcher:
         if self.seconds + 1e-9 < self.rule.min_s:
             return Decision("", self.seconds, None, conf)
         if self.first is None:
-            figures = self.figures(drain=False)
+            if self.head and (len(self.lengths) - self.head) % BATCHES:
+                # after a head, the first stage waits until five batches hold every interval after it
+                # (min + 1 s for fio's ten 1 s intervals), not four of them less
+                return Decision("", self.seconds, None, conf)
+            figures = self.figures(bias=False)
             widest = _widest(figures)
             if widest is None or math.isinf(widest):
                 # a batch without I/O yet (or a figure whose center is 0): the first stage waits for it
@@ -263,9 +276,9 @@ class Watcher:
             self._first = (self.seconds, {k: v.relative for k, v in figures.items() if v is not None})
         reached = self.two_stage()
         assert reached is not None
-        if self.two_stage_short() or len(self.lengths) % BATCHES:
-            # the whole run's check only where its five batches hold every interval: fio's figures
-            # count the oldest ones too (batch_bounds drops up to four of them)
+        if self.two_stage_short() or (len(self.lengths) - self.head) % BATCHES:
+            # the whole run's check only where its five batches hold every interval after the head:
+            # fio's figures count the oldest ones too (batch_bounds drops up to four of them)
             return Decision("", self.seconds, reached, conf)
         figures = self.figures(closely=True)
         whole = _widest(figures)
@@ -380,9 +393,48 @@ def _batch_rates(samples: list[Sample]) -> list[float] | None:
 
 
 def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidence: float,
-            in_flight: int) -> Interval | None:
-    """One figure's interval over five batches (as large as they can be: ``confidence.py``), widened
-    for the correlation of the figure's per-interval values (the p99's also for the drain)."""
+            in_flight: int, head: int, bias: bool) -> Interval | None:
+    """One figure's interval over five batches of the intervals after the ``head`` (as large as they
+    can be: ``confidence.py``), widened for the correlation of the figure's per-interval values; with
+    ``bias``, also by what the head moves the whole run's figure (``head_bias``) and, for the p99, for
+    the drain (``drain_widened``)."""
+    got = _spread(key, samples[head:], p99s[head:], confidence)
+    if not bias or got is None:
+        return got
+    if head:
+        got = replace(got, half=got.half + head_bias(key, samples, head))
+    return drain_widened(got, samples, in_flight) if key.endswith(f" p{PERCENTILE:g}") else got
+
+
+def head_bias(key: str, samples: list[Sample], head: int) -> float:
+    """How far the first ``head`` intervals move the whole run's figure (the engine's, over every
+    interval, against the same over the rest): fio's figures count them, the batches do not.
+
+    fio resets its figures at the end of the ramp with the queue full, and the first interval after
+    holds that queue: its I/Os, issued before the reset, are counted and timed (a 4 x QD256 write
+    capped at 16,000 IOPS: 17,420 I/Os in the first 1.03 s, its p50 80 ms and p99 114 ms against
+    95 and 103 after). That is a bias of one interval, which fades as one over the run's length;
+    batched with the rest it reads as a spread, fading as one over its square root, and the first
+    stage planned 75 s for a write whose every figure was within +-2% from 20 s. A head that is a
+    real transient (the last of a burst bucket, a cache warming) fades the same way, and the width
+    holds the job until it has."""
+    whole, rest = _whole(key, samples), _whole(key, samples[head:])
+    return abs(whole - rest) if whole is not None and rest is not None else math.inf
+
+
+def _whole(key: str, samples: list[Sample]) -> float | None:
+    """A figure over all of ``samples`` as the engine gives it: I/Os or MB over seconds, the p99 of
+    the merged histogram; None without time or I/O."""
+    seconds = sum(s.seconds for s in samples)
+    if key.endswith(" iops"):
+        return sum(s.ios for s in samples) / seconds if seconds > 0 else None
+    if key.endswith(" MB/s"):
+        return sum(s.io_bytes for s in samples) / 1e6 / seconds if seconds > 0 else None
+    return hist_quantile(merge_bins([s.hist for s in samples]), PERCENTILE)
+
+
+def _spread(key: str, samples: list[Sample], p99s: list[float | None], confidence: float) -> Interval | None:
+    """One figure's batch interval over ``samples``, widened for the correlation of its per-interval values."""
     seconds = [x.seconds for x in samples]
     if key.endswith(" iops"):
         return adjusted(rate_interval([x.ios for x in samples], seconds, confidence, BATCHES),
@@ -390,8 +442,7 @@ def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidenc
     if key.endswith(" MB/s"):
         return adjusted(rate_interval([x.io_bytes / 1e6 for x in samples], seconds, confidence, BATCHES),
                         [x.io_bytes / x.seconds if x.seconds > 0 else None for x in samples])
-    p99 = adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
-    return drain_widened(p99, samples, in_flight)
+    return adjusted(quantile_interval([x.hist for x in samples], PERCENTILE, confidence, BATCHES), p99s)
 
 
 def _over(relative: float, asked: float) -> bool:

@@ -86,10 +86,11 @@ class Stop(BaseModel):
 
     def rule(self, runtime_s: float, in_flight: int) -> StopRule:
         """The rule for a job whose runtime (its maximum) is ``runtime_s`` and which keeps ``in_flight``
-        I/Os in flight."""
+        I/Os in flight; its first interval is a head (fio's reset leaves its queue there: the
+        segments of an engine that cannot stop early have none, ``runner/one_machine.py``)."""
         return StopRule(within=_fraction(self.within), confidence=_fraction(self.confidence),
                         min_s=parse_duration(self.min) if self.min else min(parse_duration(MIN), runtime_s),
-                        max_s=runtime_s, in_flight=in_flight,
+                        max_s=runtime_s, in_flight=in_flight, head=True,
                         p99_within=_fraction(self.p99_within) if self.p99_within else None)
 
 

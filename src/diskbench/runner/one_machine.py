@@ -75,8 +75,10 @@ class OneMachine(Drive):
         if job.workload.protocol != "steady_state":
             rule = job.workload.stop_rule
             parts = self.engine.segments() if rule is not None and self.engine.live(0) is None else None
-            if rule is not None and parts is not None:  # each segment ends on its own: its output holds its drain
-                rule = replace(rule, in_flight=0)
+            if rule is not None and parts is not None:
+                # each segment ends on its own (its output holds its drain), and the engine's warm-up
+                # leaves its start out of the first (no head)
+                rule = replace(rule, in_flight=0, head=False)
             self.watcher = Watcher(rule) if rule is not None else None
             if parts is not None and self.watcher is not None and self.segment_log is not None:
                 self.segmented = run_segments(self.ex, self.engine, parts, job, self.places, art, tracker,
