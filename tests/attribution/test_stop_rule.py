@@ -685,12 +685,17 @@ def test_head_bias_is_what_the_first_interval_moves_each_whole_run_figure() -> N
     it), as after it: 0. With 120 at 300 us the 10,395th is past the 10,380 at 100: 200."""
     samples = [Sample(1.0, 1500, 6_000_000, {100: 1480, 300: 20})] + [_second(1000)] * 9
     assert head_bias("read iops", samples, 1) == pytest.approx(50.0)
-    assert head_bias("read MB/s", samples, 1) == pytest.approx(0.2)
+    assert head_bias("read MB/s", samples, 1) == pytest.approx(0.2, rel=1e-9)
     assert head_bias("read p99", samples, 1) == 0.0
     tail = [Sample(1.0, 1500, 6_000_000, {100: 1380, 300: 120})] + samples[1:]
     assert head_bias("read p99", tail, 1) == 200.0
     assert head_bias("read iops", samples, 0) == 0.0
-    assert head_bias("read iops", [Sample(0.0, 0, 0)] * 2, 1) == math.inf  # no time: not known
+    # half-second documents: 150 I/Os and 1.5 MB in 1 s against 50 and 0.5 MB in the last 0.5 s
+    halves = [Sample(0.5, 100, 1_000_000), Sample(0.5, 50, 500_000)]
+    assert (head_bias("read iops", halves, 1), head_bias("read MB/s", halves, 1)) == (50.0, 0.5)
+    for key in ("read iops", "read MB/s"):
+        assert head_bias(key, [Sample(0.0, 0, 0)] * 2, 1) == math.inf  # no time: not known
+        assert head_bias(key, [Sample(1.0, 100, 400_000), Sample(0.0, 0, 0)], 1) == math.inf  # none after
 
 
 def test_a_head_is_a_bias_of_the_whole_run_not_a_spread_of_its_batches() -> None:
@@ -710,6 +715,7 @@ def test_a_head_is_a_bias_of_the_whole_run_not_a_spread_of_its_batches() -> None
     w = Watcher(StopRule(0.02, 0.95, 10, 60, head=True))
     said = _feed(w, seconds)
     assert [d.reached for d in said[:10]] == [None] * 10  # the first stage waits for the 11th second
+    assert said[9] == Decision("", 10.0, None, 0.95)
     assert w.first == (11.0, pytest.approx(R0, rel=1e-9))
     assert (said[10].reason, said[10].reached) == ("", pytest.approx(R0 + 500 / 11 / 1000, rel=1e-9))
     stop = next(d for d in said if d.reason)

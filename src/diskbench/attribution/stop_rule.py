@@ -159,13 +159,12 @@ class Watcher:
         ``drain_widened`` left out)."""
         out: dict[str, Interval | None] = {}
         conf = self.rule.confidence
-        in_flight = self.rule.in_flight if bias else 0
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
             keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
             for key in keys:
-                out[key] = got = _figure(key, samples, self.p99s[name], conf, in_flight, self.head, bias)
+                out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight, self.head, bias)
                 if closely and self._short_of(key, got):
                     return out
         return out

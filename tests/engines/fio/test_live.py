@@ -192,6 +192,9 @@ def test_the_ramps_documents_are_those_without_latencies() -> None:
     late = [docs[0], _doc(2000, 2, {"read": _dir(100, 409600)}), _doc(3000, 5, {"read": _dir(150, 614400)}),
             _doc(1000, 6, {"read": _dir(20, 81920, {100: 20})})]
     assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, late)] == [(20, 1.0)]
+    # a ramp's single I/O is the ramp's too (a QD1 job at a slow disk's pace)
+    one = [_doc(1000, 1, {"read": _dir(1, 4096)}), _doc(1000, 2, {"read": _dir(20, 81920, {100: 20})})]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, one)] == [(20, 1.0)]
     # no ramp: fio's figures start with the job, bins or not
     assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(0, late[:2])] == [(50, 1.0), (50, 1.0)]
 
@@ -205,6 +208,11 @@ def test_a_ramp_ends_when_every_jobs_latencies_are_recorded() -> None:
             _doc(1020, 3, timed, {"read": _dir(10, 40960, {100: 10})}),
             _doc(2020, 4, {"read": _dir(60, 245760, {100: 60})}, {"read": _dir(40, 163840, {100: 40})})]
     got = _feed(1, docs)
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, [docs[0], docs[2]])] == [(40, 1.02)]
+    # a job that has done nothing yet (a third copy not started) holds no ramp back
+    idle = {"read": _dir(0, 0)}
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in _feed(1, [docs[0], _doc(1020, 3, timed, idle)])] == [
+        (30, 1.02)]
     assert [(iv["read"].ios, iv["read"].seconds, sum(iv["read"].hist.values())) for iv in got] == [
         (40, 1.02, 40), (60, 1.0, 60)]
 
@@ -227,6 +235,15 @@ def test_documents_before_the_first_io_are_no_baseline(ramp: int) -> None:
            _doc(1999, 4, {"read": _dir(1001, 4100096, {100: 1001})})]
     got = _feed(ramp, layout + ramp_docs + run)
     assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(501, 0.999), (500, 1.0)]
+
+
+def test_documents_fed_a_few_characters_at_a_time_read_the_same() -> None:
+    """A piece can end inside a document's first characters, with nothing before them to drop."""
+    docs = [_doc(1000, 1, {"read": _dir(50, 204800, {100: 50})}), _doc(2000, 2, {"read": _dir(90, 368640, {100: 90})})]
+    text = "".join(_text(d) for d in docs)
+    live = FioEngine().live(0)
+    got = [iv for i in range(0, len(text), 5) for iv in live.feed(text[i:i + 5])]
+    assert [(iv["read"].ios, iv["read"].seconds) for iv in got] == [(50, 1.0), (40, 1.0)]
 
 
 def test_a_document_that_repeats_the_last_is_no_interval() -> None:

@@ -13,11 +13,12 @@ its ``elapsed`` over.
 
 fio resets its figures when ``ramp_time`` ends: what came before is the ramp and is dropped. Until
 then it records no latencies (io_u.c: a completion is accounted only once the ramp is over), so a
-document in which some job did I/O but has no latency bins is the ramp's and only becomes a
-baseline, never an interval. The clock cannot tell: a job whose files were laid out first, or that
-waited for a ``startdelay``, starts its ramp seconds after fio's ``elapsed`` does (a 2 GiB layout
-and a 1 s ramp: its first I/O document, at elapsed 1 of a clock started over, was read as the
-reset's, and 209 I/Os of the ramp became the measured run's first interval, without their latencies).
+document in which some job did I/O but has no latency bins is the ramp's: neither an interval nor
+a baseline (the first document after it is measured from zero). The clock cannot tell: a job
+whose files were laid out first, or that waited for a ``startdelay``, starts its ramp seconds after
+fio's ``elapsed`` does (a 2 GiB layout and a 1 s ramp: its first I/O document, at elapsed 1 of a
+clock started over, was read as the reset's, and 209 I/Os of the ramp became the measured run's
+first interval, without their latencies).
 The first document of the measured run (the job's first without a ramp, or the first with every
 job's latencies) is an interval from zero: fio's final figures count its I/Os, so the stop rule must
 see them (taken as a baseline, the first second after a ramp that ended on burst credits, 573 I/Os
@@ -55,19 +56,19 @@ def totals(doc: dict[str, Any]) -> _Totals:
     out = _Totals(max((int(j.get("job_runtime", 0)) for j in jobs), default=0),
                   max((int(j.get("elapsed", 0)) for j in jobs), default=0))
     for job in jobs:
-        job_ios = job_binned = 0
+        did_io = binned = False
         for name in DIRECTIONS:
             d = job.get(name) or {}
             ios, nbytes = int(d.get("total_ios", 0)), int(d.get("io_bytes", 0))
             bins = {int(k): int(v) for k, v in ((d.get("clat_ns") or {}).get("bins") or {}).items()}
-            job_ios, job_binned = job_ios + ios, job_binned + sum(bins.values())
+            did_io, binned = did_io or ios > 0, binned or bool(bins)
             if not ios and not bins:
                 continue
             had_ios, had_bytes, had_bins = out.dirs.get(name, (0, 0, {}))
             for k, v in bins.items():
                 had_bins[k] = had_bins.get(k, 0) + v
             out.dirs[name] = (had_ios + ios, had_bytes + nbytes, had_bins)
-        if job_ios and not job_binned:
+        if did_io and not binned:
             out.timed = False
     return out
 
@@ -98,7 +99,6 @@ class FioLive(Live):
         self.ramp_s, self.args = ramp_s, args  # args: the engine's own (json+ output, ...)
         self.buffer = ""
         self.last: _Totals | None = None
-        self.measuring = False  # the measured run's first document was read (a ramp's: once it ended)
         self.decoder = json.JSONDecoder(strict=False)  # fio does not escape controls
 
     def command(self, jobfile: str) -> list[str]:
@@ -126,13 +126,12 @@ class FioLive(Live):
         now = totals(doc)
         if not now.dirs:
             return None  # before the job's first I/O: no baseline (its run time is not the run's)
-        before, self.last = self.last, now
         if self.ramp_s > 0 and not now.timed:
-            self.measuring = False  # the ramp's (or a job's first instant after it): a baseline only
+            self.last = None  # the ramp's (or a job's first instant after it): no baseline either
             return None
-        if not self.measuring or before is None or now.runtime_ms < before.runtime_ms:
+        before, self.last = self.last, now
+        if before is None or now.runtime_ms < before.runtime_ms:
             # the measured run's first document, or the first since a reset: what it holds was
             # measured since fio's figures started, and its final figures count it
-            self.measuring = True
             return interval(_Totals(0, 0), now)
         return interval(before, now)
