@@ -45,7 +45,6 @@ class _Totals:
     """A document's cumulative figures: run time (ms) and, per direction, I/Os, bytes and bins."""
 
     runtime_ms: int
-    elapsed_s: int
     dirs: dict[str, tuple[int, int, dict[int, int]]] = field(default_factory=dict)
     timed: bool = True  # every job that did I/O has latency bins (its ramp, if any, is over)
 
@@ -53,8 +52,7 @@ class _Totals:
 def totals(doc: dict[str, Any]) -> _Totals:
     """One status document's figures, every job summed (the longest job's run time)."""
     jobs = doc.get("jobs") or []
-    out = _Totals(max((int(j.get("job_runtime", 0)) for j in jobs), default=0),
-                  max((int(j.get("elapsed", 0)) for j in jobs), default=0))
+    out = _Totals(max((int(j.get("job_runtime", 0)) for j in jobs), default=0))
     for job in jobs:
         did_io = binned = False
         for name in DIRECTIONS:
@@ -133,5 +131,5 @@ class FioLive(Live):
         if before is None or now.runtime_ms < before.runtime_ms:
             # the measured run's first document, or the first since a reset: what it holds was
             # measured since fio's figures started, and its final figures count it
-            return interval(_Totals(0, 0), now)
+            return interval(_Totals(0), now)
         return interval(before, now)
