@@ -174,6 +174,11 @@ class Watcher:
         """How many of the oldest intervals are the head the batches leave out (1 with ``rule.head``)."""
         return 1 if self.rule.head else 0
 
+    def _batched_whole(self) -> bool:
+        """Whether five batches hold every interval after the head (their count a multiple of five):
+        ``batch_bounds`` drops up to four of the oldest otherwise."""
+        return (len(self.lengths) - self.head) % BATCHES == 0
+
     def steady(self) -> tuple[bool, str]:
         """The SNIA PTS rule over the five batch means of each direction's IOPS (after the head)."""
         for name, samples in sorted(self.series.items()):
@@ -262,7 +267,7 @@ class Watcher:
         if self.seconds + 1e-9 < self.rule.min_s:
             return Decision("", self.seconds, None, conf)
         if self.first is None:
-            if self.head and (len(self.lengths) - self.head) % BATCHES:
+            if self.head and not self._batched_whole():
                 # after a head, the first stage waits until five batches hold every interval after it
                 # (min + 1 s for fio's ten 1 s intervals), not four of them less
                 return Decision("", self.seconds, None, conf)
@@ -275,7 +280,7 @@ class Watcher:
             self._first = (self.seconds, {k: v.relative for k, v in figures.items() if v is not None})
         reached = self.two_stage()
         assert reached is not None
-        if self.two_stage_short() or (len(self.lengths) - self.head) % BATCHES:
+        if self.two_stage_short() or not self._batched_whole():
             # the whole run's check only where its five batches hold every interval after the head:
             # fio's figures count the oldest ones too (batch_bounds drops up to four of them)
             return Decision("", self.seconds, reached, conf)

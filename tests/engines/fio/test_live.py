@@ -133,7 +133,7 @@ def test_an_interval_is_each_counters_own_difference() -> None:
 
     before = _Totals(1000, {"read": (100, 409600, {100: 60, 200: 40})})
     after = _Totals(2500, {"read": (160, 655360, {100: 60, 200: 70, 300: 1}),
-                              "write": (9, 36864, {400: 9})})  # a direction that starts in between
+                           "write": (9, 36864, {400: 9})})  # a direction that starts in between
     got = interval(before, after)
     assert got is not None
     read, write = got["read"], got["write"]
