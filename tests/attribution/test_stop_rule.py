@@ -19,7 +19,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from diskbench.attribution import stop_rule
 from diskbench.attribution.confidence import Interval
+from diskbench.attribution.order_stats import order_interval
 from diskbench.attribution.stop_rule import (
     CONFIDENT,
     MAX_REACHED,
@@ -734,3 +736,85 @@ def test_the_head_is_left_out_of_the_steady_state_batches() -> None:
     _feed(w, seconds)
     assert plain.steady()[0] is False and "trend" in plain.steady()[1]
     assert w.steady() == (True, "")
+
+
+def _qd1(seconds: int, stall_at: int | None, seed: int = 21) -> list[Sample]:
+    """A QD1 read at 46 IOPS, its I/Os 21-27 ms (bins of 0.1 ms), 8 KiB each; one 106 ms stall in
+    second ``stall_at``."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for t in range(seconds):
+        lat = [int(x) for x in rng.integers(210, 271, 46) * 100]
+        if t == stall_at:
+            lat[0] = 106_000
+        hist: dict[int, int] = {}
+        for x in lat:
+            hist[x] = hist.get(x, 0) + 1
+        out.append(Sample(1.0, 46, 46 * 8192, hist))
+    return out
+
+
+def test_a_slow_jobs_p99_is_known_from_its_ranks_once_they_are_past_a_stall() -> None:
+    """At 46 IOPS a batch of two seconds holds 92 I/Os, and its p99 is its slowest: the stall's batch
+    made the first stage's p99 spread +-190% and the job ran to max. With fewer than ``TAIL_IOS`` I/Os
+    in a batch the p99 is judged by the ranks of the whole run's I/Os instead, at 1 - 5% / 3 a look
+    (three doublings from 10 to 60 s): unbounded at 11 s (460 I/Os after the head: its upper rank past
+    the slowest I/O), within 5% at 16 s (690 I/Os: its upper rank the 689th, below the stall)."""
+    rule = StopRule(within=0.02, confidence=0.95, min_s=10, max_s=60, head=True, p99_within=0.05)
+    w = Watcher(rule)
+    decisions = _feed(w, _qd1(60, stall_at=3))
+    assert w.ordered == {"read"}
+    assert rule.confidence == 0.95 and w.tail_confidence == pytest.approx(1 - 0.05 / 3)
+    stop = next(d for d in decisions if d.reason)
+    assert stop.reason == CONFIDENT and stop.seconds == 16, stop.text()
+    assert stop.detail == "asked +-2%, p99 +-5%; read p99 by rank"
+    assert w.first is not None and "read p99" not in w.first_each  # the ranks plan no stage
+    p99 = w.figures()["read p99"]
+    assert p99 is not None and 26_000 <= p99.center <= 27_000 and p99.relative <= 0.05
+    # the ranks' interval (its two bounds, one "batch"), not five batch p99s; at 98.3%, over the
+    # intervals after the head (690 I/Os at 16 s: ranks 676 and 689), the 106 ms stall the 690th
+    ranks = order_interval([s.hist for s in w.series["read"][1:]], 99, 1 - 0.05 / 3)
+    assert ranks is not None and p99.batches == 1 and p99.batch_values == ranks.batch_values
+    assert max(p99.batch_values) <= 27_000 and p99.half >= ranks.half
+
+
+def test_every_direction_with_few_ios_is_named_in_the_stop() -> None:
+    rule = StopRule(within=0.02, confidence=0.95, min_s=10, max_s=60, head=True, p99_within=0.05)
+    w = Watcher(rule)
+    for s in _qd1(60, stall_at=None):
+        w.add({"read": s, "write": s})
+        if w.judge().reason:
+            break
+    assert w.ordered == {"read", "write"} and w.final().detail.endswith("read, write p99 by rank")
+
+
+def test_without_the_ranks_the_stall_keeps_a_slow_job_to_max(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same job judged by batch p99s (no batch too small for them): the stall's batch sets the
+    first stage's p99 spread, which plans a run far past max. What the ranks are for."""
+    monkeypatch.setattr(stop_rule, "TAIL_IOS", 0)
+    w = Watcher(StopRule(within=0.02, confidence=0.95, min_s=10, max_s=60, head=True, p99_within=0.05))
+    decisions = _feed(w, _qd1(60, stall_at=3))
+    assert w.ordered == frozenset() and w.first_each["read p99"] > 1
+    assert not any(d.reason for d in decisions) and w.final().reason == MAX_REACHED
+    assert "by rank" not in w.final().detail
+
+
+def test_enough_ios_in_every_batch_keep_the_batch_quantiles() -> None:
+    """500 I/Os in each of the five batches (250 a second after the head): the batch p99s stand; 499 in
+    one: the ranks."""
+    for per_s, ordered in ((250, frozenset()), (249, frozenset({"read"}))):
+        w = Watcher(StopRule(within=0.5, confidence=0.95, min_s=10, max_s=60, head=True))
+        _feed(w, [_second(per_s) for _ in range(11)])
+        assert w.first is not None and w.ordered == ordered, per_s
+    w = Watcher(StopRule(within=0.5, confidence=0.95, min_s=10, max_s=60, head=True, percentile=False))
+    _feed(w, [_second(10) for _ in range(11)])
+    assert w.first is not None and w.ordered == frozenset()  # no p99 asked: nothing to judge by ranks
+
+
+@pytest.mark.parametrize(("min_s", "max_s", "epochs"),
+                         [(10, 60, 3), (10, 20, 1), (10, 20.1, 2), (10, 40, 2), (30, 30, 1), (0, 30, 1),
+                          (0.5, 2, 2)])
+def test_each_doubling_of_the_run_takes_its_share_of_the_ranks_confidence(min_s: float, max_s: float,
+                                                                           epochs: int) -> None:
+    w = Watcher(StopRule(within=0.02, confidence=0.95, min_s=min_s, max_s=max_s))
+    assert w.tail_confidence == pytest.approx(1 - 0.05 / epochs)
