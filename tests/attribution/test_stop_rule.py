@@ -756,7 +756,7 @@ def _qd1(seconds: int, stall_at: int | None, seed: int = 21) -> list[Sample]:
 
 def test_a_slow_jobs_p99_is_known_from_its_ranks_once_they_are_past_a_stall() -> None:
     """At 46 IOPS a batch of two seconds holds 92 I/Os, and its p99 is its slowest: the stall's batch
-    made the first stage's p99 spread +-190% and the job ran to max. With fewer than ``TAIL_IOS`` I/Os
+    made the first stage's p99 spread +-103% and the job ran to max. With fewer than ``TAIL_IOS`` I/Os
     in a batch the p99 is judged by the ranks of the whole run's I/Os instead, at 1 - 5% / 3 a look
     (three doublings from 10 to 60 s): unbounded at 11 s (460 I/Os after the head: its upper rank past
     the slowest I/O), within 5% at 16 s (690 I/Os: its upper rank the 689th, below the stall)."""
