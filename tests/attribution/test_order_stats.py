@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from diskbench.attribution.confidence import lag1, quantile_interval
-from diskbench.attribution.order_stats import binomial_ranks, hist_rank, order_interval, tail_inflation
+from diskbench.attribution.confidence import hist_rank, lag1, quantile_interval
+from diskbench.attribution.order_stats import binomial_ranks, order_interval, tail_inflation
 
 
 def _hist(values: np.ndarray) -> dict[int, int]:

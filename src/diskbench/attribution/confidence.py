@@ -176,12 +176,18 @@ def hist_quantile(hist: Mapping[int, int], p: float) -> float | None:
     if total <= 0:
         return None
     need = p / 100 * total
+    return hist_rank(hist, need) if need <= total else float(max(hist))
+
+
+def hist_rank(hist: Mapping[int, int], rank: float) -> float:
+    """The latency of the ``rank``-th smallest I/O of a histogram (1-based; a fractional rank: the
+    first bin whose running count reaches it)."""
     running = 0
     for value in sorted(hist):
         running += hist[value]
-        if running >= need:
+        if running >= rank:
             return float(value)
-    return float(max(hist))
+    raise ValueError(f"rank {rank} is past the histogram's {running} I/Os")
 
 
 def quantile_interval(hists: Sequence[Mapping[int, int]], p: float, confidence: float,

@@ -27,7 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from ..model import merge_bins
-from .confidence import Interval, hist_quantile, lag1
+from .confidence import Interval, hist_quantile, hist_rank, lag1
 
 
 def binomial_ranks(n: int, q: float, confidence: float) -> tuple[int, int]:
@@ -51,16 +51,6 @@ def binomial_ranks(n: int, q: float, confidence: float) -> tuple[int, int]:
         if cdf <= alpha:
             j_lo = j
     return 0, n - j_lo
-
-
-def hist_rank(hist: Mapping[int, int], rank: int) -> float:
-    """The ``rank``-th smallest latency of a histogram (1-based)."""
-    running = 0
-    for value in sorted(hist):
-        running += hist[value]
-        if running >= rank:
-            return float(value)
-    raise ValueError(f"rank {rank} is past the histogram's {running} I/Os")
 
 
 def tail_inflation(hists: Sequence[Mapping[int, int]], center: float) -> float:

@@ -48,6 +48,7 @@ from .steady_state import steady_state
 
 CONFIDENT, MAX_REACHED, NOT_STEADY = "confident", "max reached", "not steady"
 PERCENTILE = 99.0
+P99 = f" p{PERCENTILE:g}"  # what a p99 figure's key ends with (``read p99``)
 HEAD_OFF = 0.2  # a head's seconds lie further than this from the run's median rate (the SNIA range)
 # The I/Os fio completes after it is told to stop, per I/O the job keeps in flight: a 4 x QD16 read stopped
 # by SIGINT completed 94 more (1.47 per I/O in flight), their latencies up to 160 ms where the steady p99
@@ -76,7 +77,7 @@ class StopRule:
 
     def asked(self, key: str) -> float:
         """The half-width asked of one figure (``read p99``: ``p99_within`` when given)."""
-        if self.p99_within is not None and key.endswith(f" p{PERCENTILE:g}"):
+        if self.p99_within is not None and key.endswith(P99):
             return self.p99_within
         return self.within
 
@@ -170,9 +171,9 @@ class Watcher:
         for name, samples in sorted(self.series.items()):
             if sum(s.ios for s in samples) == 0:
                 continue
-            keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name} p{PERCENTILE:g}"] if self.rule.percentile else [])
+            keys = [f"{name} iops", f"{name} MB/s"] + ([f"{name}{P99}"] if self.rule.percentile else [])
+            tail = self.tail_confidence if name in self.ordered else None
             for key in keys:
-                tail = self.tail_confidence if name in self.ordered else None
                 out[key] = got = _figure(key, samples, self.p99s[name], conf, self.rule.in_flight, self.head, bias,
                                          tail)
                 if closely and self._short_of(key, got):
@@ -230,7 +231,7 @@ class Watcher:
         """Whether a figure is judged look by look and not planned by the first stage (an
         order-statistics p99: its width falls as the rank above it leaves the stalls, not as one over
         the square root of the run)."""
-        return key.endswith(f" p{PERCENTILE:g}") and key.removesuffix(f" p{PERCENTILE:g}") in self.ordered
+        return key.endswith(P99) and key.removesuffix(P99) in self.ordered
 
     def _short_of(self, key: str, got: Interval | None) -> bool:
         """Whether a figure is not known as closely as asked of it (not known at all, or wider)."""
@@ -351,7 +352,7 @@ class Watcher:
     def ranks_note(self) -> str:
         """Which p99s were judged by their ranks (``order_stats.py``), for a decision's detail: a reader
         who sees a slow job run long learns that its batches held too few I/Os for batch p99s."""
-        return f"{', '.join(sorted(self.ordered))} p{PERCENTILE:g} by rank" if self.ordered else ""
+        return f"{', '.join(sorted(self.ordered))}{P99} by rank" if self.ordered else ""
 
     def final(self) -> Decision:
         """How the job ended: ``confident`` when ``judge`` said so; else, at max, ``not steady`` when
@@ -455,7 +456,7 @@ def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidenc
     p99, with a ``tail`` confidence, from the order statistics of those intervals instead:
     ``order_stats.py``); with ``bias``, also by what the head moves the whole run's figure
     (``head_bias``) and, for the p99, for the drain (``drain_widened``)."""
-    if tail is not None and key.endswith(f" p{PERCENTILE:g}"):
+    if tail is not None and key.endswith(P99):
         got = order_interval([s.hist for s in samples[head:]], PERCENTILE, tail)
     else:
         got = _spread(key, samples[head:], p99s[head:], confidence)
@@ -463,7 +464,7 @@ def _figure(key: str, samples: list[Sample], p99s: list[float | None], confidenc
         return got
     if head:
         got = replace(got, half=got.half + head_bias(key, samples, head))
-    return drain_widened(got, samples, in_flight) if key.endswith(f" p{PERCENTILE:g}") else got
+    return drain_widened(got, samples, in_flight) if key.endswith(P99) else got
 
 
 def head_bias(key: str, samples: list[Sample], head: int) -> float:
