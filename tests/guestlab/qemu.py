@@ -13,10 +13,13 @@ The block graph per data disk, bottom to top (each box one ``-blockdev`` node):
 
 A remote disk with a service latency (``DiskSpec.latency_ms``: a managed disk's round trip to its storage,
 which host caching saves) has no raw file node at the bottom: its image is served by ``qemu-nbd`` on a
-unix socket, and QEMU's NBD client reaches it through a delay link (``guest.DelayLink``, a relay in the
-test process that holds every request for the latency before passing it on, in order, any number in
-flight), so the latency sits under the caps and under the cache overlay: a read miss pays it, a write the
-ReadWrite cache takes does not. ``Command.remotes`` lists the servers and links to start before QEMU.
+unix socket, and QEMU's NBD client reaches it through a delay link (``guest.DelayLink``, a relay process
+that holds every request for the latency before passing it on, in order, as many as come), so the latency
+sits under the caps and under the cache overlay: a read miss pays it, a write the ReadWrite cache takes
+does not. ``Command.remotes`` lists the servers and links to start before QEMU.
+QEMU's NBD client sends at most 16 requests at a time (block/nbd.c, MAX_NBD_REQUESTS), so a remote disk
+carries at most 16 I/Os a latency whatever the guest's queue depth: 4 x QD8 at 40 ms moved 370-390 IOPS
+(bench/adaptive, 2026-11-29). A cap meant to hold a deep job must sit well below that.
 
 A virtio data disk has QEMU's request merging off: virtio-blk would join adjacent requests of one batch
 before the throttle, which would then count two of the guest's requests as one op, where Azure counts
@@ -122,7 +125,11 @@ def _disk_graph(cmd: Command, spec: GuestSpec, disk: DiskSpec, directory: Path, 
 
     ``base`` is an existing node to build on (the OS disk's image overlay) instead of a raw file.
     """
-    if base is None:
+    if base is None and disk.backing == "null":  # no data: zeroes read, writes dropped, QEMU's own latency
+        top = f"{disk.name}-null"
+        cmd.add("-blockdev", f"driver=null-co,node-name={top},size={disk.size_mib << 20},read-zeroes=on,"
+                             f"latency-ns={round(disk.latency_ms * 1e6)}")
+    elif base is None:
         raw = directory / f"{disk.name}.raw"
         cmd.raw_files.append((raw, disk.size_mib))
         top = f"{disk.name}-raw"

@@ -19,6 +19,7 @@ from typing import Literal
 Bus = Literal["virtio", "scsi", "nvme"]
 Controller = Literal["SCSI", "NVMe"]
 Caching = Literal["None", "ReadOnly", "ReadWrite"]
+Backing = Literal["file", "null"]
 NAME = re.compile(r"^[a-z][a-z0-9]{0,11}$")
 MAX_DISK_MIB = 1024
 MAX_LATENCY_MS = 1000.0  # a remote disk's emulated latency, at the lab's scale (2 ms / 0.002 at most)
@@ -91,6 +92,11 @@ class DiskSpec:
     virtio-blk (/dev/disk/by-id/virtio-<serial>). ``latency_ms`` makes it remote: every I/O that reaches its
     image (below its caps and its cache) waits that long, a managed disk's round trip to its storage (qemu.py;
     armed with the caps when they wait for the boot).
+
+    ``backing="null"`` keeps no data: QEMU's null-co driver reads zeroes and drops writes, and its own
+    timers give every I/O ``latency_ms``, as many in flight as the guest sends (the NBD link carries 16)
+    and with no relay between a request and its due time. For benchmarks whose data is never read back
+    (bench/adaptive); the latency holds from the boot on, and there is no cache above it.
     """
 
     name: str
@@ -102,6 +108,7 @@ class DiskSpec:
     shared: tuple[str, ...] = ()
     caching: Caching = "None"
     latency_ms: float = 0.0  # a remote disk's per-I/O service latency (qemu.py: the base behind a delay link)
+    backing: Backing = "file"
 
     def __post_init__(self) -> None:
         if not NAME.match(self.name):
@@ -110,6 +117,8 @@ class DiskSpec:
             raise ValueError(f"DiskSpec {self.name}: latency_ms must be 0..{MAX_LATENCY_MS}")
         if not 1 <= self.size_mib <= MAX_DISK_MIB:
             raise ValueError(f"DiskSpec {self.name}: size_mib must be 1..{MAX_DISK_MIB} (lab disks stay small)")
+        if self.backing == "null" and self.caching != "None":
+            raise ValueError(f"DiskSpec {self.name}: a null backing keeps no data to cache, use caching='None'")
         if self.caching != "None" and self.bus not in ("scsi", "virtio"):
             raise ValueError(f"DiskSpec {self.name}: caching emulates Azure host caching, use bus='scsi'")
 

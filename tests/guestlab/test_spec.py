@@ -84,6 +84,19 @@ def test_azure_v6_layout_one_remote_nvme_controller_and_raw_nvme_temp_disks(tmp_
         azure_v6(data=nvme_disks(11))
 
 
+def test_a_null_backing_is_qemus_own_latency_under_the_cap_with_no_file(tmp_path: Path) -> None:
+    """bench/adaptive's data disk (--backing null): null-co with latency-ns at the bottom of the graph, the
+    cap above it, and no raw file or NBD relay; it keeps no data, so no cache may sit on it."""
+    spec = azure_vm(data=[DiskSpec("d0", cap=Throttle(iops=190), latency_ms=40, backing="null")])
+    cmd = command(spec, boot(tmp_path))
+    nodes = blockdevs(cmd.argv)
+    assert nodes["d0-null"] == "driver=null-co,node-name=d0-null,size=67108864,read-zeroes=on,latency-ns=40000000"
+    assert nodes["d0-cap"] == "driver=throttle,node-name=d0-cap,throttle-group=cap-d0,file=d0-null"
+    assert "d0.raw" not in {p.name for p, _ in cmd.raw_files} and cmd.remotes == []
+    with pytest.raises(ValueError, match="null backing keeps no data"):
+        DiskSpec("d1", backing="null", caching="ReadOnly")
+
+
 def test_the_lab_udev_rules_name_what_azure_images_name() -> None:
     """The image's udev rules: waagent's own for SCSI (the lab only stands in for the VMBus device_id, which
     QEMU cannot give), and for NVMe a stand-in for azure-vm-utils' names, which Debian 12 does not package;
