@@ -31,6 +31,12 @@ PROFILE: dict[str, Any] = {
                                      "direct": False, "bs": "4k", "time_based": True},
     "workloads": [{"name": "capped", "rw": "randread", "rate_iops": 2000,
                    "stop": {"within": "50%", "min": "4s"}}]}
+# The stop tests' own maximum. The null engine's p99 is under a microsecond, and the machine's scheduling
+# moves it by up to +-50% between batches: alone, 3 of 17 runs of PROFILE took 16-26 s, the rest 6 s
+# (2026-11-29; the full suite once read 26 s against a 20 s bound). Each test asks it to end well before
+# MAX_S, not at a time the null engine's tail cannot promise.
+MAX_S = 60
+STEADY: dict[str, Any] = {**PROFILE, "defaults": {**PROFILE["defaults"], "runtime": f"{MAX_S}s"}}
 
 
 def _unit_dir(db: Path) -> Path:
@@ -41,15 +47,15 @@ def _unit_dir(db: Path) -> Path:
 
 @needs_fio
 def test_a_steady_job_stops_once_known_and_its_result_is_whole(db: Path, tmp_path: Path) -> None:
-    out = run_profile(PROFILE, tmp_path, db)
+    out = run_profile(STEADY, tmp_path, db)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     jsonschema.validate(doc, schema("results"), cls=jsonschema.Draft202012Validator)
     (result,) = doc["results"]
     stop = result["stop"]
     assert stop["reason"] == "confident", stop
-    assert 4 <= stop["seconds"] < 20 and 0 < stop["reached"] <= 0.5 and stop["confidence"] == 0.95
-    assert result["runtime_s"] < 20  # ended long before its 30 s maximum
+    assert 4 <= stop["seconds"] < 0.75 * MAX_S and 0 < stop["reached"] <= 0.5 and stop["confidence"] == 0.95
+    assert result["runtime_s"] < 0.75 * MAX_S  # ended well before its maximum
     assert result["iops"] == pytest.approx(2000, rel=0.05)
     assert not result["errors"] and not [w for w in result["warnings"] if "steady" in w]
     assert any(n.startswith("adaptive stop: confident after") for n in result["notes"]), result["notes"]
@@ -149,12 +155,12 @@ def test_an_ssh_host_is_stopped_the_same_way(lab: Lab, db: Path, tmp_path: Path)
     (the engine's own SIGINT on the host, over a channel of its own while the follow runs)."""
     host = lab.add_host()
     profile = tmp_path / "adaptive.yaml"
-    profile.write_text(yaml.safe_dump(PROFILE))
+    profile.write_text(yaml.safe_dump(STEADY))
     out = diskbench("run", "--profile", str(profile), "--host", host.destination, "--key", str(lab.user_key),
                     "--known-hosts", str(lab.known_hosts), "--format", "json", db=db, timeout=300)
     assert out.returncode == 0, out.stderr
     (result,) = json.loads(out.stdout)["results"]
-    assert result["stop"]["reason"] == "confident" and result["runtime_s"] < 20, result["stop"]
+    assert result["stop"]["reason"] == "confident" and result["runtime_s"] < 0.75 * MAX_S, result["stop"]
     assert result["iops"] == pytest.approx(2000, rel=0.05) and not result["errors"]
 
 
