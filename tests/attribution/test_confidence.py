@@ -360,6 +360,13 @@ def test_a_center_of_zero_is_relatively_unknown() -> None:
     assert Interval(-4.0, 1.0, 5, ()).relative == 0.25  # the half over |center|
 
 
+def test_an_intervals_low_end_and_its_widening() -> None:
+    """Symmetric unless a low end is given (a rank interval's); widening moves both ends out."""
+    assert Interval(10.0, 2.0, 5, ()).low == 8.0 and Interval(10.0, 2.0, 5, ()).widened(1.0).low == 7.0
+    ranks = Interval(10.0, 2.0, 1, (9.5, 12.0), 1.0, 9.5)
+    assert (ranks.low, ranks.widened(1.0).low, ranks.widened(1.0).half) == (9.5, 8.5, 3.0)
+
+
 def test_rate_interval_edges() -> None:
     # one-second batches: each batch's rate is its amount; mean 10, s^2 = (0 + 4 + 1 + 1 + 4) / 4 = 2.5
     got = rate_interval([10.0, 12.0, 11.0, 9.0, 8.0], [1.0] * 5, 0.95, 5)

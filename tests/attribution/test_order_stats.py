@@ -71,7 +71,7 @@ def test_one_intervals_bounds_are_scipys_interval_of_its_ios(p: float, confidenc
             assert got.half == math.inf and got.batch_values == (), (size, ci)
         else:
             assert got.batch_values == (ci.low, ci.high), (size, ci)
-            assert got.half == max(center - ci.low, ci.high - center)
+            assert got.half == max(center - ci.low, ci.high - center) and got.low == ci.low
 
 
 def test_the_inflation_of_worked_counts() -> None:

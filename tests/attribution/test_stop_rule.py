@@ -554,14 +554,21 @@ def test_no_head_when_the_rest_is_not_steady_or_the_seconds_are_near_the_median(
 def test_the_p99_interval_reaches_the_percentile_the_drain_can_push_it_to() -> None:
     """10,000 I/Os, 9,900 in the 100 bin and 100 in the 200 bin: the p99 is 100 (rank 9,900). One I/O in
     flight drains 1.5 more after the stop; if they all land above, fio's p99 is the histogram's
-    99.015th percentile, rank 9,901.5: the 200 bin, so the interval reaches 200."""
+    99.015th percentile, rank 9,901.5: the 200 bin. fio's figure can then be 200 and the truth a spread
+    (1) below 100, so the half-width is the shift plus the spread: 101 (150 + 100 = 250 for a wider one).
+    A rank interval's low end is its own: from 90 the distance is 110; from the center itself it is 100,
+    within a half-width of 150 already."""
     samples = [Sample(1.0, 1000, 4_000_000, {100: 990, 200: 10})] * 10
     got = Interval(100.0, 1.0, 5, (100.0,) * 5)
     assert drain_widened(got, samples, 0) is got
     assert drain_widened(None, samples, 8) is None
     wide = drain_widened(got, samples, 1)
-    assert wide is not None and (wide.center, wide.half) == (100.0, 100.0)
-    assert drain_widened(Interval(100.0, 150.0, 5, (100.0,) * 5), samples, 1).half == 150.0  # already wider
+    assert wide is not None and (wide.center, wide.half) == (100.0, 101.0)
+    assert drain_widened(Interval(100.0, 150.0, 5, (100.0,) * 5), samples, 1).half == 250.0  # not the larger
+    ranks = Interval(100.0, 50.0, 1, (90.0, 150.0), 1.0, 90.0)
+    assert drain_widened(ranks, samples, 1).half == 110.0
+    held = Interval(100.0, 150.0, 1, (100.0, 250.0), 1.0, 100.0)
+    assert drain_widened(held, samples, 1) is held
     assert drain_widened(got, [Sample(1.0, 0, 0, {})], 4) is got  # no latencies: nothing to shift
 
 
@@ -579,7 +586,8 @@ def test_a_job_with_a_deep_queue_is_not_stopped_while_its_drain_can_move_the_p99
 def test_the_drain_widening_at_its_edges() -> None:
     """Nothing in flight: the interval as it was, even where the histogram's own p99 lies above it. One
     I/O in flight drains 1.5: over 150 I/Os that is the 99 + 100 * 1.5 / 150 = 100th percentile, the
-    largest bin with I/Os in it (a bin left empty above it is none); over 149 (or one) more than the 1%
+    largest bin with I/Os in it (a bin left empty above it is none), 50 past the center, and the spread (1)
+    added; over 149 (or one) more than the 1%
     above the p99 can drain, so fio's p99 is a drained I/O's latency: not known (an infinite width).
     The quantile 99 + 100 * 1.5 * 2 / 10,000 = 99.03 is rank 9,903, still in the 100 bin here."""
     got = Interval(100.0, 1.0, 5, (100.0,) * 5)
@@ -587,7 +595,7 @@ def test_the_drain_widening_at_its_edges() -> None:
     assert drain_widened(got, above, 0) is got
     mid = Interval(50.0, 1.0, 5, (50.0,) * 5)
     edge = drain_widened(mid, [Sample(1.0, 150, 614_400, {50: 148, 100: 2, 900: 0})], 1)
-    assert edge is not None and edge.half == 50.0
+    assert edge is not None and edge.half == 51.0
     for ios in (149, 1):
         past = drain_widened(mid, [Sample(1.0, ios, 4096 * ios, {50: ios - 1, 100: 1})], 1)
         assert past is not None and past.center == 50.0 and past.half == math.inf

@@ -51,6 +51,17 @@ class Interval:
     batches: int
     batch_values: tuple[float, ...]
     adjustment: float = 1.0  # the factor the variance was widened by for correlation (``adjusted``)
+    lower: float | None = None  # the low end where it is not center - half (order statistics' ranks)
+
+    @property
+    def low(self) -> float:
+        """Where the truth can lie lowest: a rank interval is not symmetric about the engine's figure, and
+        a drain that moves the figure up is measured from here (``stop_rule.drain_widened``)."""
+        return self.center - self.half if self.lower is None else self.lower
+
+    def widened(self, by: float) -> Interval:
+        """Both ends moved ``by`` further out."""
+        return replace(self, half=self.half + by, lower=None if self.lower is None else self.lower - by)
 
     @property
     def relative(self) -> float:

@@ -91,4 +91,4 @@ def order_interval(hists: Sequence[Mapping[int, int]], p: float, confidence: flo
         return Interval(center, math.inf, 1, (), inflation)
     # a rank among n effective draws is the same share of the I/Os measured
     lo, hi = (hist_rank(merged, math.ceil(r * total / n - 1e-9)) for r in (low, high))
-    return Interval(center, max(center - lo, hi - center), 1, (lo, hi), inflation)
+    return Interval(center, max(center - lo, hi - center), 1, (lo, hi), inflation, lo)
