@@ -269,6 +269,45 @@ def test_sigterm_while_the_host_is_silent_exits_at_once(lab: Lab, db: Path, tmp_
     assert Store(db).prepared(run_row["id"], open_only=True) == []
 
 
+def test_ctrl_c_while_a_silent_host_is_being_prepared_exits_at_once(lab: Lab, db: Path, tmp_path: Path) -> None:
+    """The same host lost while diskbench prepares it, no engine running yet: the free-space check
+    (``df``, held here until the link is down) waits on a host that will not answer. Ctrl-C must not
+    wait out that command's 60 s, nor the workspace's removal after it: the stop asks the host once,
+    gives it up, and the run ends interrupted with its job still to run."""
+    host = lab.add_host()
+    started_df = tmp_path / "df-started"
+    host.add_command("df", f'touch {started_df}; sleep 120; exec /usr/bin/df "$@"\n')
+    profile = write_profile(tmp_path / "p.yaml", [host.profile_host()], [
+        {"name": "rr", "rw": "randread", "bs": "4k"}])
+    proc = start_diskbench("run", "--profile", str(profile), "--known-hosts", str(lab.known_hosts), db=db)
+    try:
+        deadline = time.monotonic() + 60
+        while not started_df.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert started_df.exists(), "diskbench never checked the free space on the host"
+        host.go_silent()
+        started = time.monotonic()
+        code, stderr = finish(proc, signal.SIGINT, timeout=120)
+        took = time.monotonic() - started
+        assert code == 130, stderr
+        # Bound: the stop's question gets STOP_TIMEOUT_S (10 s), as in the test above; 25 s leaves 15 s
+        # for the teardown and the interpreter's exit. Without the stop giving the host up, the
+        # held command alone would take its 60 s.
+        assert took < 25, (took, stderr)
+        said = [line for line in stderr.splitlines() if line.startswith("lab0: ")]
+        assert "lab0: no answer within 10 s to the stop; the host is given up" in said, stderr
+        assert any("could not remove its workspace /tmp/diskbench-" in line for line in said), stderr
+        assert "diskbench resume" in stderr.splitlines()[-1]
+        run_row = Store(db).list_runs()[0]
+        assert run_row["status"] == "interrupted"
+        assert [j["status"] for j in Store(db).get_jobs(run_row["id"])] != ["done"]
+        kinds = {e["kind"] for e in Store(db).prepared(run_row["id"], open_only=True)}
+        assert "workspace" in kinds
+    finally:
+        host.kill_all()  # the held df
+        host.answer_again()
+
+
 def test_host_keys_are_checked_before_any_authentication(lab: Lab, db: Path, tmp_path: Path) -> None:
     """An unknown or changed key ends the connection before a credential reaches the server."""
     host = lab.add_host(trusted=False)

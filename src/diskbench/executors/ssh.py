@@ -87,7 +87,10 @@ class SSHExecutor(Executor):
         ``STOP_TIMEOUT_S`` is given up: its connection closes, the follow ends, and the user is told
         that the engine may run on there until its runtime ends."""
         work, what = self._work, self._following
-        if work is None or self._gone is not None:
+        if self._gone is not None:
+            return
+        if work is None:
+            self._answers_or_given_up()
             return
         try:
             # First a read that answers at once on a live host (the stop itself may rightly take
@@ -99,6 +102,18 @@ class SSHExecutor(Executor):
             return
         if pid:
             self._kill(pid)
+
+    def _answers_or_given_up(self) -> None:
+        """A stop with no engine running (the host being prepared): no engine to stop, but the
+        command in flight may be waiting on a host that froze, for its whole timeout, and then the
+        removal of the workspace would too. One question with ``STOP_TIMEOUT_S`` to answer it; a
+        host that does not is given up, which ends that wait."""
+        if self._client is None:  # not connected: connecting has its own timeout
+            return
+        try:
+            self.shell("true", timeout=STOP_TIMEOUT_S)
+        except ExecutionError:
+            self._give_up(f"{self.name}: no answer within {STOP_TIMEOUT_S:.0f} s to the stop; the host is given up")
 
     def _give_up(self, why: str) -> None:
         """Say ``why``; from now on every command on this host fails at once (HostGone), and a follow
@@ -281,6 +296,8 @@ class SSHExecutor(Executor):
             except _TRANSIENT as exc:
                 if isinstance(exc, (HostKeyError, paramiko.AuthenticationException)):
                     raise
+                if self._gone is not None:  # the link was closed because the host was given up
+                    raise HostGone(self._gone) from None
                 if time.monotonic() > deadline:
                     raise ExecutionError(f"{self.name}: lost the connection during {what} and could "
                                          f"not reconnect: {exc}") from None
