@@ -226,6 +226,20 @@ def test_ctrl_c_on_a_remote_run_stops_fio_and_resume_finishes(lab: Lab, db: Path
     assert [r.workload for r in Store(db).get_results(run_row["id"])] == ["first", "long", "last"]
 
 
+def stopped_while_silent(host: LabHost, proc: subprocess.Popen[str], sig: int) -> str:
+    """``host`` goes silent, ``proc`` gets ``sig``: it must exit 130 at once; its stderr.
+
+    Bound: the stop's SSH attempt is given STOP_TIMEOUT_S (10 s) before the host is given up;
+    25 s leaves 15 s for the teardown and the interpreter's exit on a loaded machine."""
+    host.go_silent()
+    started = time.monotonic()
+    code, stderr = finish(proc, sig, timeout=120)
+    took = time.monotonic() - started
+    assert code == 130, stderr
+    assert took < 25, (took, stderr)
+    return stderr
+
+
 def test_sigterm_while_the_host_is_silent_exits_at_once(lab: Lab, db: Path, tmp_path: Path) -> None:
     """A host that stops answering mid-job (a frozen VM, a cut network) must not hold a stopped
     run: fio cannot be reached to be stopped, so diskbench says so and leaves, keeping the run."""
@@ -235,15 +249,7 @@ def test_sigterm_while_the_host_is_silent_exits_at_once(lab: Lab, db: Path, tmp_
     proc = start_diskbench("run", "--profile", str(profile), "--known-hosts", str(lab.known_hosts), db=db)
     wait_for_job(db, "long")
     time.sleep(2)
-    host.go_silent()
-    started = time.monotonic()
-    code, stderr = finish(proc, signal.SIGTERM, timeout=90)
-    took = time.monotonic() - started
-    assert code == 130, stderr
-    # Bound: the stop's SSH attempt is given STOP_TIMEOUT_S (10 s) before it is abandoned, and
-    # the job's own wait (the runtime, 120 s) must not be waited out; 25 s leaves 15 s for the
-    # teardown and the interpreter's exit on a loaded machine.
-    assert took < 25, (took, stderr)
+    stderr = stopped_while_silent(host, proc, signal.SIGTERM)  # the job's own 120 s not waited out
     said = [line for line in stderr.splitlines() if line.startswith("lab0: ")][1:]
     assert said[0] == ("lab0: no answer within 10 s, so fio could not be stopped there; it may run on "
                        "until its runtime ends"), stderr
@@ -285,15 +291,7 @@ def test_ctrl_c_while_a_silent_host_is_being_prepared_exits_at_once(lab: Lab, db
         while not started_df.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
         assert started_df.exists(), "diskbench never checked the free space on the host"
-        host.go_silent()
-        started = time.monotonic()
-        code, stderr = finish(proc, signal.SIGINT, timeout=120)
-        took = time.monotonic() - started
-        assert code == 130, stderr
-        # Bound: the stop's question gets STOP_TIMEOUT_S (10 s), as in the test above; 25 s leaves 15 s
-        # for the teardown and the interpreter's exit. Without the stop giving the host up, the
-        # held command alone would take its 60 s.
-        assert took < 25, (took, stderr)
+        stderr = stopped_while_silent(host, proc, signal.SIGINT)  # the held command's 60 s not waited out
         said = [line for line in stderr.splitlines() if line.startswith("lab0: ")]
         assert "lab0: no answer within 10 s to the stop; the host is given up" in said, stderr
         assert any("could not remove its workspace /tmp/diskbench-" in line for line in said), stderr

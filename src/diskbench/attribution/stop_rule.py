@@ -403,10 +403,10 @@ def drain_widened(got: Interval | None, samples: list[Sample], in_flight: int) -
     and fio's figure can lie that high while the truth lies at the interval's low end: the half-width
     is at least their distance, the shift plus the spread below the center (the larger of the two
     alone let a 64k read at 64 in flight stop at 16 s saying +-3.6%; it reported its p99 6.1% above
-    the fixed run's). When the drain can be more than that 1% of all, fio's
-    p99 is one of the drained I/Os' own latencies, which can lie past everything the batches saw
-    (a 4 x QD16 write at a 473-IOPS cap stopped at 10 s: p99 181 ms, the fixed run's 139 ms): not
-    known at all, so the job goes on. A fixed run has the same drain, over more I/Os."""
+    the fixed run's). When the drain can be more than that 1% of all, fio's p99 is one of the drained
+    I/Os' own latencies, which can lie past everything the batches saw (a 4 x QD16 write at a
+    473-IOPS cap stopped at 10 s: p99 181 ms, the fixed run's 139 ms): not known at all, so the job
+    goes on. A fixed run has the same drain, over more I/Os."""
     if got is None or in_flight <= 0:
         return got
     merged = merge_bins([s.hist for s in samples])

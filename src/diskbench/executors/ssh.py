@@ -85,7 +85,8 @@ class SSHExecutor(Executor):
     def interrupt(self) -> None:
         """Stop the command being followed the platform's way. A host that does not answer within
         ``STOP_TIMEOUT_S`` is given up: its connection closes, the follow ends, and the user is told
-        that the engine may run on there until its runtime ends."""
+        that the engine may run on there until its runtime ends. With nothing followed (the host
+        being prepared), ``_answers_or_given_up``."""
         work, what = self._work, self._following
         if self._gone is not None:
             return
