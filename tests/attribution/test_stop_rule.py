@@ -587,8 +587,8 @@ def test_the_drain_widening_at_its_edges() -> None:
     """Nothing in flight: the interval as it was, even where the histogram's own p99 lies above it. One
     I/O in flight drains 1.5: over 150 I/Os that is the 99 + 100 * 1.5 / 150 = 100th percentile, the
     largest bin with I/Os in it (a bin left empty above it is none), 50 past the center, and the spread (1)
-    added; over 149 (or one) more than the 1%
-    above the p99 can drain, so fio's p99 is a drained I/O's latency: not known (an infinite width).
+    added; over 149 (or one) more than the 1% above the p99 can drain, so fio's p99 is a drained I/O's
+    latency: not known (an infinite width).
     The quantile 99 + 100 * 1.5 * 2 / 10,000 = 99.03 is rank 9,903, still in the 100 bin here."""
     got = Interval(100.0, 1.0, 5, (100.0,) * 5)
     above = [Sample(1.0, 100, 400_000, {100: 98, 200: 2})]  # its p99 is 200
